@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+/**
+ * The `newsmatch` command. Every setting is an environment variable and a flag
+ * (`--data-dir` ↔ `DATA_DIR`); see `newsmatch help`.
+ */
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
+import { serve } from './main.js';
+import type { KeyScheme } from './platform/index.js';
+import { openService } from './service.js';
+
+const USAGE = `Usage: newsmatch <command> [options]
+
+Commands:
+  serve                                 Run the HTTP server
+  import <file.jsonl>                   Import article revisions (one JSON object per line)
+  keys create [--scheme gateway|bearer] [--name NAME]
+                                        Create a key; the secret is printed once, as the last line
+  keys list                             List keys (never their secrets)
+  keys revoke <ID>                      Revoke a key
+  help                                  This text
+
+Settings (flag or environment variable):
+${Object.values(settings).map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.padEnd(22)} ${s.doc}`).join('\n')}
+`;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const options: Record<string, { type: 'string' }> = { scheme: { type: 'string' }, name: { type: 'string' } };
+  for (const s of Object.values(settings)) options[flagName(s.env).slice(2)] = { type: 'string' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const { positionals } = parsed;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  const flags: Record<string, string | undefined> = {};
+  for (const s of Object.values(settings)) flags[s.env] = values[flagName(s.env).slice(2)] as string | undefined;
+  const config = loadConfig(process.env, flags);
+
+  switch (command) {
+    case 'serve':
+      await serve(config);
+      return -1; // keeps running
+    case 'import':
+      if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
+      return importCommand(config, rest[0]);
+    case 'keys':
+      return keysCommand(config, rest, values as { scheme?: string; name?: string });
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+async function importCommand(config: Config, file: string): Promise<number> {
+  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  const size = fs.statSync(file).size;
+  const service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  const bar = isInteractive() ? new SingleBar({ format: '{phase} [{bar}] {percentage}% | {value}/{total} {unit}', stream: process.stderr, hideCursor: true }) : null;
+  bar?.start(size, 0, { phase: 'reading ', unit: 'bytes' });
+  let indexing = false;
+  try {
+    const summary = await service.importFile(file, {
+      onProgress: (bytes) => bar?.update(bytes),
+      onReject: (line, reason) => process.stderr.write(`${bar ? '\n' : ''}line ${line}: ${reason}\n`),
+      onIndexProgress: (done, total) => {
+        if (!bar) return;
+        if (!indexing) {
+          indexing = true;
+          bar.setTotal(total);
+          bar.update(0, { phase: 'indexing', unit: 'chunks' });
+        }
+        bar.update(done);
+      },
+    });
+    bar?.stop();
+    process.stdout.write(
+      `imported ${file}: ${summary.articles} articles, ${summary.newRevisions} new revisions, ${summary.unchanged} unchanged, ${summary.rejected} rejected\n`,
+    );
+    return summary.rejected > 0 ? 1 : 0;
+  } finally {
+    bar?.stop();
+    await service.close();
+  }
+}
+
+async function keysCommand(config: Config, rest: string[], values: { scheme?: string; name?: string }): Promise<number> {
+  const [sub, arg] = rest;
+  const service = await openService({ ...config, logLevel: 'warn' });
+  try {
+    switch (sub) {
+      case 'create': {
+        const scheme = (values.scheme ?? 'bearer') as KeyScheme;
+        if (scheme !== 'gateway' && scheme !== 'bearer') throw new UsageError('--scheme must be gateway or bearer');
+        const { id, secret } = service.keys.create({ scheme, name: values.name });
+        process.stdout.write(`created ${scheme} key ${id}${values.name ? ` (${values.name})` : ''}; the secret is shown only now:\n${secret}\n`);
+        return 0;
+      }
+      case 'list':
+        for (const k of service.keys.list()) {
+          const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'live';
+          process.stdout.write(`${k.id}  ${k.scheme.padEnd(7)}  ${state.padEnd(32)}  ${k.name ?? ''}\n`);
+        }
+        return 0;
+      case 'revoke':
+        if (!arg) throw new UsageError('keys revoke takes a key id');
+        if (!service.keys.revoke(arg)) {
+          process.stderr.write(`no live key ${arg}\n`);
+          return 1;
+        }
+        process.stdout.write(`revoked ${arg}\n`);
+        return 0;
+      default:
+        throw new UsageError('keys takes create, list or revoke');
+    }
+  } finally {
+    await service.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (e) => {
+    if (e instanceof UsageError || e instanceof ConfigError) {
+      process.stderr.write(`newsmatch: ${e.message}\n\n${e instanceof UsageError ? 'Run "newsmatch help" for usage.\n' : ''}`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`newsmatch: ${(e as Error).stack ?? e}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

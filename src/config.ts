@@ -1,0 +1,77 @@
+/**
+ * The one place that reads process.env. Every setting has an environment variable and a
+ * matching CLI flag (`PORT` ↔ `--port`, `DATA_DIR` ↔ `--data-dir`); a flag wins. Malformed
+ * values stop start-up with a message naming the setting.
+ */
+import path from 'node:path';
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Setting<T> {
+  env: string;
+  default: T;
+  parse: Parser<T>;
+  doc: string;
+}
+
+export class ConfigError extends Error {
+  readonly name = 'ConfigError';
+}
+
+const int = (min: number, max: number): Parser<number> => (raw, name) => {
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
+const str: Parser<string> = (raw) => raw;
+const optionalStr: Parser<string | undefined> = (raw) => (raw === '' ? undefined : raw);
+const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
+  if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+};
+
+/** Every setting: environment name, default (with its unit in the doc), parser. The README's table is this. */
+export const settings = {
+  host: { env: 'HOST', default: '127.0.0.1', parse: str, doc: 'Address the HTTP server binds to.' },
+  port: { env: 'PORT', default: 8080, parse: int(0, 65535), doc: 'HTTP port.' },
+  dataDir: { env: 'DATA_DIR', default: './data', parse: str, doc: 'Directory holding the LMDB store, the vector index and the cursor secret.' },
+  gatewayHost: { env: 'GATEWAY_HOST', default: undefined, parse: optionalStr, doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).' },
+  logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), doc: 'Log level (pino levels, or `silent`).' },
+  matchMaxMatches: { env: 'MATCH_MAX_MATCHES', default: 10_000, parse: int(1, 10_000_000), doc: 'An `order=time` query matching more rows than this answers 422 `too_many_matches`.' },
+  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 20_000, parse: int(0, 100_000_000), doc: 'A vector query whose filters leave at most this many chunks is answered by an exact scan instead of the HNSW index.' },
+  hnswConnectivity: { env: 'HNSW_CONNECTIVITY', default: 16, parse: int(2, 256), doc: 'HNSW graph degree (usearch `connectivity`). Applies when the index is built.' },
+  hnswExpansionAdd: { env: 'HNSW_EXPANSION_ADD', default: 128, parse: int(8, 4096), doc: 'HNSW build beam width (usearch `expansion_add`). Applies when the index is built.' },
+  hnswExpansionSearch: { env: 'HNSW_EXPANSION_SEARCH', default: 128, parse: int(8, 4096), doc: 'HNSW search beam width (usearch `expansion_search`); the search widens it to k when k is larger.' },
+  bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof settings;
+export type Config = { [K in keyof Settings]: ReturnType<Settings[K]['parse']> };
+
+/** `DATA_DIR` → `--data-dir`. */
+export const flagName = (env: string): string => `--${env.toLowerCase().replace(/_/g, '-')}`;
+
+/**
+ * Reads and validates every setting. `flags` holds CLI flags by env name (`{ PORT: '9000' }`)
+ * and wins over `env`. Throws ConfigError on the first malformed value.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  flags: Record<string, string | undefined> = {},
+): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = flags[s.env] ?? env[s.env];
+    out[key] = raw === undefined ? s.default : s.parse(raw, s.env);
+  }
+  const config = out as Config;
+  config.dataDir = path.resolve(config.dataDir);
+  return config;
+}
+
+/** The known env names, so the CLI can map `--data-dir` back to `DATA_DIR` and reject unknown flags. */
+export const settingEnvNames = (): string[] => Object.values(settings).map((s) => s.env);
+
+/** Whether stdout is an interactive terminal (progress bars only there). */
+export const isInteractive = (): boolean => Boolean(process.stderr.isTTY) && process.env.CI === undefined;

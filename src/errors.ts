@@ -1,0 +1,61 @@
+/**
+ * The one error catalogue. Every error a client can see is an entry here: a stable `code`
+ * (what clients branch on), its HTTP status, and a default message. Errors from libraries
+ * are translated into these at the edge (src/http/error-handler.ts).
+ *
+ * Two entries may share a wire code with different statuses (malformed JSON is a 400
+ * `invalid_request`, a field that fails validation a 422 one), so entries are keyed by an
+ * internal name and carry their wire `code`.
+ */
+export const catalogue = {
+  // request shape
+  bad_request: { code: 'invalid_request', status: 400, message: 'The request is malformed (e.g. the body is not valid JSON).' },
+  invalid_request: { code: 'invalid_request', status: 422, message: 'A field failed validation.' },
+  bad_cursor: { code: 'bad_cursor', status: 400, message: 'The cursor is malformed, was not issued by this service, or was issued for other inputs.' },
+  payload_too_large: { code: 'payload_too_large', status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { code: 'unsupported_media_type', status: 415, message: 'Send the body as application/json.' },
+  not_found: { code: 'not_found', status: 404, message: 'No such endpoint.' },
+  // auth
+  unauthorized: { code: 'unauthorized', status: 401, message: 'Missing or invalid key.' },
+  // match
+  too_many_matches: { code: 'too_many_matches', status: 422, message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.' },
+  order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
+  cursor_requires_time_order: { code: 'cursor_requires_time_order', status: 422, message: 'cursor is valid only with order=time.' },
+  // text mode
+  text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
+  embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },
+  // server
+  internal_error: { code: 'internal_error', status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { code: string; status: number; message: string }>;
+
+export type ErrorName = keyof typeof catalogue;
+
+/** An error with a catalogue entry; the HTTP layer turns it into the error body of spec 2.4. */
+export class AppError extends Error {
+  readonly name = 'AppError';
+  readonly code: string;
+  readonly status: number;
+  /** Extra body fields, e.g. `matched_at_least` on too_many_matches. */
+  readonly extra: Record<string, unknown>;
+  /** Response headers, e.g. Retry-After. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly entry: ErrorName,
+    message?: string,
+    options: { cause?: unknown; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message ?? catalogue[entry].message, { cause: options.cause });
+    this.code = catalogue[entry].code;
+    this.status = catalogue[entry].status;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  /** The error body: `error`, `message`, `detail` (the same text, as the platform spec names it) and extras. */
+  toBody(): Record<string, unknown> {
+    return { error: this.code, message: this.message, detail: this.message, ...this.extra };
+  }
+}
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

@@ -1,0 +1,87 @@
+/**
+ * The Fastify app: request ids, JSON parsing, auth, the error handler, OpenAPI, and the route
+ * families. Routes stay thin: validate with a schema, call one core function, serialise.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Service } from '../service.js';
+import { authenticate } from './auth.js';
+import { errorHandler } from './error-handler.js';
+import { matchRoutes } from './routes/match.js';
+import { sourcesRoutes } from './routes/sources.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Route needs a key (gateway or Bearer). */
+    auth?: boolean;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(service: Service): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: service.log as FastifyBaseLogger,
+    bodyLimit: service.config.bodyLimit,
+    // A caller's own request id is echoed when it is sane; otherwise one is made.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    return503OnClosing: true,
+  });
+
+  // JSON bodies: an empty body is the empty request; malformed JSON is our 400, not Fastify's.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+    const text = raw as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      done(new AppError('bad_request', `body is not valid JSON: ${(e as Error).message}`), undefined);
+    }
+  });
+
+  // Any other type: only an empty body is accepted (curl -d '' sends a form type).
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, raw, done) => {
+    if ((raw as string).length === 0) return done(null, undefined);
+    done(new AppError('unsupported_media_type', `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: send application/json`), undefined);
+  });
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req) => {
+    throw new AppError('not_found', `no endpoint ${req.method} ${req.url.split('?')[0]}`);
+  });
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onRequest', async (req) => {
+    if (req.routeOptions.config.auth) req.apiKey = authenticate(service, req);
+  });
+  app.addHook('preValidation', async (req) => {
+    if (req.method === 'POST' && req.body === undefined) req.body = {};
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'newsmatch', version: '1.0.0', description: 'Semantic news match API (bge-m3 chunk vectors).' },
+      components: {
+        securitySchemes: {
+          gatewayKey: { type: 'apiKey', in: 'header', name: 'X-Gateway-Key' },
+          gatewayHost: { type: 'apiKey', in: 'header', name: 'X-Gateway-Host' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  matchRoutes(app, service);
+  sourcesRoutes(app, service);
+  return app;
+}

@@ -1,0 +1,40 @@
+/**
+ * The two doors (decisions.md): the gateway door (`X-Gateway-Key` + `X-Gateway-Host`, the host
+ * equal to GATEWAY_HOST) and the Bearer door (`Authorization: Bearer <key>`).
+ */
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { KeyInfo } from '../platform/index.js';
+import type { Service } from '../service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: KeyInfo;
+  }
+}
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+export function authenticate(service: Service, req: FastifyRequest): KeyInfo {
+  const unauthorized = (why: string) => new AppError('unauthorized', why);
+  const authorization = header(req, 'authorization');
+  if (authorization !== undefined) {
+    const m = /^Bearer +(\S+)$/i.exec(authorization.trim());
+    if (!m) throw unauthorized('Authorization must be "Bearer <key>"');
+    const key = service.keys.verify(m[1], 'bearer');
+    if (!key) throw unauthorized('invalid or revoked Bearer key');
+    return key;
+  }
+  const gatewayKey = header(req, 'x-gateway-key');
+  if (gatewayKey === undefined) throw unauthorized('missing key: send X-Gateway-Key and X-Gateway-Host, or Authorization: Bearer <key>');
+  const host = header(req, 'x-gateway-host');
+  if (service.config.gatewayHost === undefined || host !== service.config.gatewayHost) {
+    throw unauthorized('X-Gateway-Host is missing or not this service\'s gateway host');
+  }
+  const key = service.keys.verify(gatewayKey, 'gateway');
+  if (!key) throw unauthorized('invalid or revoked gateway key');
+  return key;
+}

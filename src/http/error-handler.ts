@@ -1,0 +1,52 @@
+/**
+ * The one error handler: every failure, ours or the framework's, leaves as the error body of
+ * spec 2.4 with a catalogue code. Anything unrecognised is a 500 and logged: a bug.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../errors.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** `/sources/0` → `sources[0]`; the root → `body`. */
+const fieldName = (instancePath: string, context: string): string =>
+  instancePath === '' ? context : instancePath.slice(1).split('/').map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i ? `.${p}` : p)).join('');
+
+function validationMessage(errors: AjvError[], context: string): string {
+  const e = errors[0];
+  const at = fieldName(e.instancePath, context);
+  if (e.keyword === 'additionalProperties') {
+    return `unknown field "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}`;
+  }
+  return `${at}: ${e.message ?? 'is invalid'}`;
+}
+
+export function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) return new AppError('invalid_request', validationMessage(fe.validation, fe.validationContext ?? 'body'), { cause: err });
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'this Content-Type is not supported: send application/json', { cause: err });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', undefined, { cause: err });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('bad_request', `body is not valid JSON`, { cause: err });
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    if (fe.statusCode === 413) return new AppError('payload_too_large', undefined, { cause: err });
+    if (fe.statusCode === 415) return new AppError('unsupported_media_type', undefined, { cause: err });
+    return new AppError('bad_request', fe.message, { cause: err });
+  }
+  return new AppError('internal_error', undefined, { cause: err });
+}
+
+export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const e = toAppError(err);
+  if (e.status >= 500) req.log.error({ err }, 'request failed');
+  reply.code(e.status).headers(e.headers).send(e.toBody());
+}

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { match, MODEL, type MatchRequest } from '../../match/index.js';
+import type { Service } from '../../service.js';
+import { errorResponses, security, sourceNames } from '../schemas.js';
+
+const body = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'The whole body is optional: an empty request pages the corpus newest-first.',
+  properties: {
+    model: { type: 'string', maxLength: 100, default: MODEL, description: 'Embedding space of `vector`; only `bge-m3`. Ignored in text mode and with no query.' },
+    vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' }, description: 'A bge-m3 vector (normalised by the service).' },
+    text: { type: 'string', minLength: 1, maxLength: 4000, description: 'Text embedded by the service.' },
+    order: { type: 'string', enum: ['time', 'relevance'], default: 'time' },
+    min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5, description: 'Cosine floor; ignored with no query.' },
+    since: { type: 'string', format: 'date-time', description: 'Inclusive lower bound on event_time.' },
+    until: { type: 'string', format: 'date-time', description: 'Inclusive upper bound on event_time.' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    cursor: { type: 'string', minLength: 1, maxLength: 4096, description: '`next_cursor` of the previous page; order=time only.' },
+    include_edits: { type: 'boolean', default: false },
+    sources: { ...sourceNames, description: 'Keep only these sources (names from GET /v1/sources).' },
+    exclude_sources: { ...sourceNames, description: 'Drop these sources.' },
+  },
+} as const;
+
+const item = {
+  type: 'object',
+  required: ['id', 'title', 'body', 'source_name', 'source_url', 'event_time', 'score', 'best_chunk'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    source_name: { type: 'string' },
+    source_url: { type: 'string', format: 'uri' },
+    event_time: { type: 'string', format: 'date-time' },
+    score: { type: ['number', 'null'] },
+    best_chunk: { type: ['string', 'null'] },
+  },
+} as const;
+
+const response200 = {
+  type: 'object',
+  required: ['model', 'order', 'count', 'items'],
+  properties: {
+    model: { type: 'string' },
+    order: { type: 'string', enum: ['time', 'relevance'] },
+    count: { type: 'integer' },
+    items: { type: 'array', items: item },
+    next_cursor: { type: ['string', 'null'], description: 'Only with order=time; null on the last page.' },
+  },
+} as const;
+
+export function matchRoutes(app: FastifyInstance, service: Service): void {
+  app.post<{ Body: MatchRequest }>('/v1/match', {
+    config: { auth: true },
+    schema: {
+      summary: 'Match articles to a text, a vector, or nothing',
+      security,
+      body,
+      response: { 200: response200, ...errorResponses(400, 401, 413, 415, 422, 503) },
+    },
+    // `default`s above document the contract; the core applies them, so Ajv must not.
+    handler: async (req) => match(service, req.body),
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * JSON schemas shared by routes. They validate requests (Ajv, no coercion, unknown fields
+ * rejected) and, through @fastify/swagger, are the published OpenAPI contract.
+ */
+import { catalogue } from '../errors.js';
+
+export const errorBody = {
+  type: 'object',
+  description: 'Every error. Branch on `error`; `message` and `detail` are the same human text.',
+  required: ['error', 'message', 'detail'],
+  properties: {
+    error: { type: 'string', enum: [...new Set(Object.values(catalogue).map((e) => e.code))] },
+    message: { type: 'string' },
+    detail: { type: 'string' },
+    matched_at_least: { type: 'integer', description: 'Only on too_many_matches: a floor on the matches found before giving up.' },
+  },
+} as const;
+
+/** Error responses for the statuses a route can give (the shape is the same for all). */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, { ...errorBody, description: `Error (${s})` }]));
+
+const isoTime = { type: 'string', format: 'date-time' } as const;
+
+export const sourceNames = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 50,
+  items: { type: 'string', minLength: 1, maxLength: 200 },
+} as const;
+
+export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const security: { [name: string]: string[] }[] = [{ gatewayKey: [], gatewayHost: [] }, { bearer: [] }];

@@ -1,0 +1,2 @@
+export { importFile, type ImportSummary, type ImportHooks } from './import.js';
+export { parseImportLine } from './import-line.js';

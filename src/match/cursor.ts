@@ -1,0 +1,57 @@
+/**
+ * Keyset cursors: an opaque, HMAC-signed token binding a position (event_time, id) to a
+ * fingerprint of every request input but `limit`. Editing one, inventing one, or reusing it
+ * with other inputs fails verification (400 bad_cursor).
+ *
+ * Wire form: base64url(JSON {"v":1,"t":1717243200,"id":"…","f":"<fingerprint>"}) "." base64url(HMAC-SHA256)
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../errors.js';
+
+export interface Position {
+  /** event_time, Unix seconds */
+  t: number;
+  id: string;
+}
+
+/** A stable hash of the inputs a cursor is bound to (key order does not matter). */
+export function fingerprint(inputs: Record<string, unknown>): string {
+  const canonical = JSON.stringify(Object.keys(inputs).sort().map((k) => [k, inputs[k] ?? null]));
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+export class CursorCodec {
+  constructor(readonly secret: Buffer) {}
+
+  encode(pos: Position, fp: string): string {
+    const payload = Buffer.from(JSON.stringify({ v: 1, t: pos.t, id: pos.id, f: fp })).toString('base64url');
+    return `${payload}.${this.#sign(payload)}`;
+  }
+
+  /** The position a cursor carries, or bad_cursor if it is malformed, forged or bound to other inputs. */
+  decode(cursor: string, fp: string): Position {
+    const bad = (why: string) => new AppError('bad_cursor', `cursor ${why}`);
+    const dot = cursor.indexOf('.');
+    if (dot <= 0 || cursor.indexOf('.', dot + 1) !== -1) throw bad('is malformed');
+    const payload = cursor.slice(0, dot);
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(this.#sign(payload), 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad('was not issued by this service');
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw bad('is malformed');
+    }
+    const b = body as { v?: unknown; t?: unknown; id?: unknown; f?: unknown };
+    if (b.v !== 1 || typeof b.t !== 'number' || !Number.isFinite(b.t) || typeof b.id !== 'string' || typeof b.f !== 'string') {
+      throw bad('is malformed');
+    }
+    if (b.f !== fp) throw bad('was issued for other request inputs; only limit may change between pages');
+    return { t: b.t, id: b.id };
+  }
+
+  #sign(payload: string): string {
+    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+  }
+}

@@ -1,0 +1,2 @@
+export { match, MODEL, type MatchDeps, type MatchRequest, type MatchResponse, type MatchItem } from './match.js';
+export { CursorCodec, fingerprint, type Position } from './cursor.js';

@@ -1,0 +1,188 @@
+/**
+ * POST /v1/match, as a pure function of the validated request body: the rules of spec 4.1
+ * and decisions.md. The HTTP layer has already checked types and ranges with the schema.
+ */
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Domain, Scored, VectorSearch } from '../search/index.js';
+import { normalise } from '../search/index.js';
+import type { Catalog, Store } from '../store/index.js';
+import { formatTime, parseTime } from '../time.js';
+import { fingerprint, type CursorCodec, type Position } from './cursor.js';
+
+export const MODEL = 'bge-m3';
+
+/** The request body of spec 2.1. */
+export interface MatchRequest {
+  model?: string;
+  vector?: number[];
+  text?: string;
+  order?: 'time' | 'relevance';
+  min_score?: number;
+  since?: string;
+  until?: string;
+  limit?: number;
+  cursor?: string;
+  include_edits?: boolean;
+  sources?: string[];
+  exclude_sources?: string[];
+}
+
+/** A match item of spec 2.3. */
+export interface MatchItem {
+  id: string;
+  title: string;
+  body: string;
+  source_name: string;
+  source_url: string;
+  event_time: string;
+  score: number | null;
+  best_chunk: string | null;
+}
+
+export interface MatchResponse {
+  model: string;
+  order: 'time' | 'relevance';
+  count: number;
+  items: MatchItem[];
+  next_cursor?: string | null;
+}
+
+export interface MatchDeps {
+  store: Store;
+  catalog: Catalog;
+  search: VectorSearch;
+  cursors: CursorCodec;
+  /** Brings the catalog and index up to date with LMDB (another process may have imported). */
+  sync(): void;
+}
+
+interface Row {
+  ord: number;
+  t: number;
+  id: string;
+  scored?: Scored;
+}
+
+const invalid = (message: string) => new AppError('invalid_request', message);
+
+export function match(deps: MatchDeps, req: MatchRequest): MatchResponse {
+  const order = req.order ?? 'time';
+  const limit = req.limit ?? 50;
+  const minScore = req.min_score ?? 0.5;
+  const hasQuery = req.text !== undefined || req.vector !== undefined;
+
+  if (req.text !== undefined && req.vector !== undefined) throw invalid('send either text or vector, not both');
+  if (req.vector !== undefined && req.model !== undefined && req.model !== MODEL) {
+    throw invalid(`model: only "${MODEL}" is accepted, got "${req.model}"`);
+  }
+  if (req.sources && req.exclude_sources) throw invalid('sources and exclude_sources are mutually exclusive');
+  if (order === 'relevance' && !hasQuery) throw new AppError('order_requires_query');
+  if (order === 'relevance' && req.cursor !== undefined) throw new AppError('cursor_requires_time_order');
+  const since = req.since === undefined ? undefined : parseTime(req.since);
+  const until = req.until === undefined ? undefined : parseTime(req.until);
+  if (Number.isNaN(since)) throw invalid('since: not a valid date-time');
+  if (Number.isNaN(until)) throw invalid('until: not a valid date-time');
+  if (since !== undefined && until !== undefined && since > until) throw invalid('since is after until');
+  let query: Float32Array | undefined;
+  if (req.vector !== undefined) {
+    query = normalise(req.vector) ?? undefined;
+    if (!query) throw invalid('vector: an all-zero vector has no direction');
+  }
+
+  deps.sync();
+  const sourceFilter = resolveSources(deps.store, req.sources, req.exclude_sources);
+  if (req.text !== undefined) throw new AppError('text_mode_unavailable');
+
+  const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
+  const fp = fingerprint({
+    vector: query ? createHash('sha256').update(query).digest('base64url') : null,
+    text: req.text,
+    order,
+    min_score: hasQuery ? minScore : null,
+    since,
+    until,
+    include_edits: domain.includeEdits,
+    sources: req.sources ? [...req.sources].sort() : null,
+    exclude_sources: req.exclude_sources ? [...req.exclude_sources].sort() : null,
+  });
+  const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
+
+  if (!query) return page(deps, chronological(deps, domain, after, limit + 1), limit, fp);
+  if (order === 'relevance') {
+    const rows = deps.search.topK(query, limit, minScore, domain).map((s) => row(deps.catalog, s));
+    return respond(deps, rows, order);
+  }
+  const rows = deps.search
+    .range(query, minScore, domain)
+    .map((s) => row(deps.catalog, s))
+    .filter((r) => after === undefined || before(r, after))
+    .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return page(deps, rows.slice(0, limit + 1), limit, fp);
+}
+
+/** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
+function resolveSources(store: Store, include?: string[], exclude?: string[]): Set<number> | null {
+  const names = include ?? exclude;
+  if (!names) return null;
+  const known = new Map(store.listSources().map((s) => [s.name, s.id]));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length > 0) {
+    const field = include ? 'sources' : 'exclude_sources';
+    throw invalid(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
+  }
+  if (include) return new Set(include.map((n) => known.get(n)!));
+  const excluded = new Set(exclude!.map((n) => known.get(n)!));
+  return new Set([...known.values()].filter((id) => !excluded.has(id)));
+}
+
+/** Keyset walk of the time index, newest first, strictly after `after`. Exact, no cap on depth. */
+function chronological(deps: MatchDeps, d: Domain, after: Position | undefined, take: number): Row[] {
+  const index = d.includeEdits ? deps.store.timeAll : deps.store.timeFirst;
+  // Keys are [event_time, id]; [t + 1] sorts after every [t, id], so it bounds `until` inclusively.
+  let start: [number, string] | [number] = d.until === undefined ? [Number.MAX_SAFE_INTEGER] : [d.until + 1];
+  if (after && (d.until === undefined || after.t <= d.until)) start = [after.t, after.id];
+  const rows: Row[] = [];
+  for (const { key, value: ord } of index.getRange({ start, end: d.since === undefined ? undefined : [d.since], reverse: true })) {
+    const [t, id] = key;
+    if (after && t === after.t && id === after.id) continue;
+    // Written by another process after this request synced the catalog: next request sees it.
+    if (ord >= deps.catalog.size) continue;
+    if (d.sources && !d.sources.has(deps.catalog.sourceId[ord])) continue;
+    rows.push({ ord, t, id });
+    if (rows.length >= take) break;
+  }
+  return rows;
+}
+
+const before = (r: Row, p: Position): boolean => r.t < p.t || (r.t === p.t && r.id < p.id);
+
+const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
+
+/** One page of a time-ordered walk: `rows` holds up to limit + 1 rows, the extra one proving there is more. */
+function page(deps: MatchDeps, rows: Row[], limit: number, fp: string): MatchResponse {
+  const more = rows.length > limit;
+  const shown = rows.slice(0, limit);
+  const last = shown[shown.length - 1];
+  const res = respond(deps, shown, 'time');
+  res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id }, fp) : null;
+  return res;
+}
+
+function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance'): MatchResponse {
+  const names = new Map(deps.store.listSources().map((s) => [s.id, s.name]));
+  const items = rows.map((r): MatchItem => {
+    const rev = deps.store.revisions.get(r.ord)!;
+    return {
+      id: rev.id,
+      title: rev.title,
+      body: rev.body,
+      source_name: names.get(rev.sourceId) ?? '',
+      source_url: rev.url,
+      event_time: formatTime(rev.eventTime),
+      score: r.scored ? r.scored.score : null,
+      best_chunk: r.scored ? deps.store.chunks.get(r.scored.label)!.text : null,
+    };
+  });
+  return { model: MODEL, order, count: items.length, items };
+}

@@ -1,0 +1,1 @@
+export { KeyStore, type KeyScheme, type KeyInfo } from './keys.js';

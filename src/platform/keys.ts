@@ -1,0 +1,57 @@
+/**
+ * API keys. A secret is shown once, at creation; only its SHA-256 is stored (secrets are 256
+ * random bits, so a fast hash is enough: there is nothing to brute-force).
+ *
+ * Secret form: `nmg_<43 base64url chars>` (gateway) or `nmb_…` (bearer); the prefix says the door.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { KeyRecord, Store } from '../store/index.js';
+
+export type KeyScheme = 'gateway' | 'bearer';
+
+const PREFIX: Record<KeyScheme, string> = { gateway: 'nmg_', bearer: 'nmb_' };
+
+const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+/** A key as listed: everything but the hash. */
+export type KeyInfo = Omit<KeyRecord, 'hash'>;
+
+export class KeyStore {
+  constructor(readonly store: Store) {}
+
+  create(opts: { scheme: KeyScheme; name?: string }): { id: string; secret: string } {
+    const secret = PREFIX[opts.scheme] + randomBytes(32).toString('base64url');
+    const id = randomUUID();
+    const hash = hashSecret(secret);
+    const record: KeyRecord = { id, scheme: opts.scheme, name: opts.name ?? null, hash, createdAt: Date.now(), revokedAt: null };
+    this.store.root.transactionSync(() => {
+      this.store.keys.putSync(id, record);
+      this.store.keyHashes.putSync(hash, id);
+    });
+    return { id, secret };
+  }
+
+  list(): KeyInfo[] {
+    return [...this.store.keys.getRange()].map(({ value: { hash: _hash, ...info } }) => info);
+  }
+
+  /** Revokes a live key; false when there is no such live key. */
+  revoke(id: string): boolean {
+    return this.store.root.transactionSync(() => {
+      const k = this.store.keys.get(id);
+      if (!k || k.revokedAt !== null) return false;
+      this.store.keys.putSync(id, { ...k, revokedAt: Date.now() });
+      return true;
+    });
+  }
+
+  /** The live key of this scheme with this secret, or null. */
+  verify(secret: string, scheme: KeyScheme): KeyInfo | null {
+    if (!secret.startsWith(PREFIX[scheme])) return null;
+    const id = this.store.keyHashes.get(hashSecret(secret));
+    const k = id === undefined ? undefined : this.store.keys.get(id);
+    if (!k || k.scheme !== scheme || k.revokedAt !== null) return null;
+    const { hash: _hash, ...info } = k;
+    return info;
+  }
+}

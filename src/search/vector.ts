@@ -1,0 +1,42 @@
+import { DIMENSIONS } from '../store/lmdb-store.js';
+
+/** Dot product of two 1024-d vectors (cosine, when both are L2-normalised). */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  // Four accumulators let V8 keep independent FMA chains in flight.
+  for (let i = 0; i < DIMENSIONS; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  return s0 + s1 + s2 + s3;
+}
+
+/**
+ * L2-normalises `values` into a new Float32Array. Returns null for a zero-length vector or one
+ * with a non-finite component: neither has a direction to compare.
+ */
+export function normalise(values: ArrayLike<number>): Float32Array | null {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!Number.isFinite(v)) return null;
+    sum += v * v;
+  }
+  if (!(sum > 0) || !Number.isFinite(sum)) return null;
+  const inv = 1 / Math.sqrt(sum);
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = values[i] * inv;
+  return out;
+}
+
+/** Decodes base64 of little-endian float32s; null unless it holds exactly `DIMENSIONS` of them. */
+export function decodeVectorB64(b64: string): Float32Array | null {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return null;
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.length !== DIMENSIONS * 4) return null;
+  const out = new Float32Array(DIMENSIONS);
+  for (let i = 0; i < DIMENSIONS; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
+}

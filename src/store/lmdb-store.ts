@@ -1,0 +1,228 @@
+/**
+ * LMDB, the source of truth. Every record the service has lives here; the vector index and
+ * the in-memory catalog are rebuilt from it.
+ *
+ * Databases (key → value):
+ *   meta        'nextOrd' | 'nextLabel' | 'schema' → number
+ *   articles    canonical URL → { ords: number[], sourceId }           (ords[0] is the first revision)
+ *   revisions   ord (uint32) → RevisionRecord                            (ord: dense, in store order)
+ *   revIds      revision UUID → ord
+ *   texts       ord → full article text (stored, never returned)
+ *   chunks      label (uint32) → { ord, text }                           (labels: dense, a revision's are contiguous)
+ *   vectors     label → 1024 little-endian float32, L2-normalised (binary)
+ *   timeAll     [event_time, id] → ord                                   (keyset paging, include_edits=true)
+ *   timeFirst   [event_time, id] → ord                                   (first revisions only)
+ *   sources     name → SourceRecord
+ *   keys        key id → KeyRecord;  keyHashes  sha256(secret) → key id
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export const DIMENSIONS = 1024;
+
+export interface RevisionRecord {
+  id: string;
+  url: string;
+  sourceId: number;
+  title: string;
+  body: string;
+  /** Unix seconds. */
+  eventTime: number;
+  first: boolean;
+  labelStart: number;
+  labelCount: number;
+  /** sha256 of title, snippet and text: with url and event_time, a revision's identity. */
+  hash: string;
+}
+
+export interface SourceRecord {
+  id: number;
+  name: string;
+  homepage: string | null;
+  articleCount: number;
+  /** Unix seconds of the newest revision, or null. */
+  lastEventTime: number | null;
+}
+
+export interface KeyRecord {
+  id: string;
+  scheme: 'gateway' | 'bearer';
+  name: string | null;
+  hash: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+interface ArticleRecord {
+  ords: number[];
+  sourceId: number;
+}
+
+/** One revision to store, already validated and normalised by the caller. */
+export interface RevisionInput {
+  url: string;
+  source: string;
+  sourceHomepage?: string;
+  title: string;
+  body: string;
+  text: string;
+  publishedAt: number;
+  revisedAt?: number;
+  chunks: { text: string; vector: Float32Array }[];
+}
+
+export type WriteOutcome =
+  | { status: 'new'; ord: number; first: boolean }
+  | { status: 'unchanged' }
+  | { status: 'rejected'; reason: string };
+
+export const contentHash = (title: string, body: string, text: string): string =>
+  createHash('sha256').update(title).update('\0').update(body).update('\0').update(text).digest('hex');
+
+export class Store {
+  readonly root: RootDatabase;
+  readonly meta: Database<number, string>;
+  readonly articles: Database<ArticleRecord, string>;
+  readonly revisions: Database<RevisionRecord, number>;
+  readonly revIds: Database<number, string>;
+  readonly texts: Database<string, number>;
+  readonly chunks: Database<{ ord: number; text: string }, number>;
+  readonly vectors: Database<Buffer, number>;
+  readonly timeAll: Database<number, [number, string]>;
+  readonly timeFirst: Database<number, [number, string]>;
+  readonly sources: Database<SourceRecord, string>;
+  readonly keys: Database<KeyRecord, string>;
+  readonly keyHashes: Database<string, string>;
+
+  constructor(readonly path: string) {
+    this.root = open({ path, maxDbs: 16, mapSize: 2 ** 34 });
+    const uint = { keyEncoding: 'uint32' as const };
+    this.meta = this.root.openDB({ name: 'meta' });
+    this.articles = this.root.openDB({ name: 'articles' });
+    this.revisions = this.root.openDB({ name: 'revisions', ...uint });
+    this.revIds = this.root.openDB({ name: 'revIds' });
+    this.texts = this.root.openDB({ name: 'texts', ...uint });
+    this.chunks = this.root.openDB({ name: 'chunks', ...uint });
+    this.vectors = this.root.openDB({ name: 'vectors', encoding: 'binary', ...uint });
+    this.timeAll = this.root.openDB({ name: 'timeAll' });
+    this.timeFirst = this.root.openDB({ name: 'timeFirst' });
+    this.sources = this.root.openDB({ name: 'sources' });
+    this.keys = this.root.openDB({ name: 'keys' });
+    this.keyHashes = this.root.openDB({ name: 'keyHashes' });
+  }
+
+  /** Revisions stored so far (ords are 0 … nextOrd-1). */
+  nextOrd(): number {
+    return this.meta.get('nextOrd') ?? 0;
+  }
+
+  /** Chunk labels assigned so far (labels are 0 … nextLabel-1). */
+  nextLabel(): number {
+    return this.meta.get('nextLabel') ?? 0;
+  }
+
+  /**
+   * Stores a batch of revisions in one durable transaction, in order. A revision equal to a
+   * stored one (same URL, content and event_time) changes nothing. Returns one outcome per input.
+   */
+  writeRevisions(inputs: RevisionInput[]): WriteOutcome[] {
+    return this.root.transactionSync(() => {
+      let nextOrd = this.nextOrd();
+      let nextLabel = this.nextLabel();
+      const outcomes = inputs.map((input) => {
+        const outcome = this.#writeOne(input, nextOrd, nextLabel);
+        if (outcome.status === 'new') {
+          nextOrd += 1;
+          nextLabel += input.chunks.length;
+        }
+        return outcome;
+      });
+      this.meta.putSync('nextOrd', nextOrd);
+      this.meta.putSync('nextLabel', nextLabel);
+      return outcomes;
+    });
+  }
+
+  #writeOne(input: RevisionInput, ord: number, labelStart: number): WriteOutcome {
+    const hash = contentHash(input.title, input.body, input.text);
+    const article = this.articles.get(input.url);
+    let eventTime = input.publishedAt;
+    let source = this.sources.get(input.source);
+    if (article) {
+      const stored = article.ords.map((o) => this.revisions.get(o)!);
+      const first = stored[0];
+      if (first.hash === hash && first.eventTime === input.publishedAt) return { status: 'unchanged' };
+      if (input.revisedAt !== undefined && stored.some((r) => r.hash === hash && r.eventTime === input.revisedAt)) {
+        return { status: 'unchanged' };
+      }
+      if (source?.id !== article.sourceId) {
+        return { status: 'rejected', reason: `source "${input.source}" differs from the stored article's source` };
+      }
+      if (input.revisedAt === undefined) {
+        return { status: 'rejected', reason: 'revised_at is required for a later revision of an article already stored' };
+      }
+      if (input.revisedAt < first.eventTime) {
+        return { status: 'rejected', reason: 'revised_at is before the article\'s first publication' };
+      }
+      eventTime = input.revisedAt;
+    }
+    const isFirst = !article;
+    if (!source) {
+      const id = this.meta.get('nextSourceId') ?? 0;
+      this.meta.putSync('nextSourceId', id + 1);
+      source = { id, name: input.source, homepage: null, articleCount: 0, lastEventTime: null };
+    }
+    source = {
+      ...source,
+      homepage: input.sourceHomepage ?? source.homepage,
+      articleCount: source.articleCount + (isFirst ? 1 : 0),
+      lastEventTime: Math.max(source.lastEventTime ?? eventTime, eventTime),
+    };
+    this.sources.putSync(input.source, source);
+
+    const id = randomUUID();
+    const record: RevisionRecord = {
+      id,
+      url: input.url,
+      sourceId: source.id,
+      title: input.title,
+      body: input.body,
+      eventTime,
+      first: isFirst,
+      labelStart,
+      labelCount: input.chunks.length,
+      hash,
+    };
+    this.revisions.putSync(ord, record);
+    this.revIds.putSync(id, ord);
+    this.texts.putSync(ord, input.text);
+    input.chunks.forEach((chunk, i) => {
+      this.chunks.putSync(labelStart + i, { ord, text: chunk.text });
+      this.vectors.putSync(labelStart + i, Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength));
+    });
+    this.timeAll.putSync([eventTime, id], ord);
+    if (isFirst) this.timeFirst.putSync([eventTime, id], ord);
+    this.articles.putSync(input.url, { ords: [...(article?.ords ?? []), ord], sourceId: source.id });
+    return { status: 'new', ord, first: isFirst };
+  }
+
+  /**
+   * A chunk's vector. Zero-copy: the view is valid only until the next `vector()` call, so
+   * use it at once (a copy is made when LMDB's buffer is not 4-byte aligned).
+   */
+  vector(label: number): Float32Array {
+    const buf = this.vectors.getBinaryFast(label)!;
+    if (buf.byteOffset % 4 === 0) return new Float32Array(buf.buffer, buf.byteOffset, DIMENSIONS);
+    return new Float32Array(new Uint8Array(buf).buffer, 0, DIMENSIONS);
+  }
+
+  /** Every source, sorted by name. */
+  listSources(): SourceRecord[] {
+    return [...this.sources.getRange()].map((e) => e.value);
+  }
+
+  async close(): Promise<void> {
+    await this.root.flushed;
+    await this.root.close();
+  }
+}
