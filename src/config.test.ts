@@ -1,0 +1,31 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('config', () => {
+  it('has documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(8080);
+    expect(c.dataDir).toBe(path.resolve('./data'));
+    expect(c.gatewayHost).toBeUndefined();
+    expect(c.matchMaxMatches).toBe(10_000);
+  });
+
+  it('reads the environment, and a flag wins over it', () => {
+    const c = loadConfig({ PORT: '9000', GATEWAY_HOST: 'gw.example' }, { PORT: '9001' });
+    expect(c.port).toBe(9001);
+    expect(c.gatewayHost).toBe('gw.example');
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['MATCH_MAX_MATCHES', '0'],
+    ['LOG_LEVEL', 'loud'],
+    ['HNSW_CONNECTIVITY', '1.5'],
+  ])('rejects %s=%s naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});

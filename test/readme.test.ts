@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { settings } from '../src/config.js';
+import { catalogue } from '../src/errors.js';
+
+const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The rows of the markdown table that follows `heading`. */
+function tableAfter(heading: string): string[][] {
+  const start = readme.indexOf(heading);
+  expect(start, `README has a "${heading}" section`).toBeGreaterThanOrEqual(0);
+  const lines = readme.slice(start).split('\n').slice(1);
+  const rows: string[][] = [];
+  let inTable = false;
+  for (const line of lines) {
+    if (line.startsWith('|')) {
+      inTable = true;
+      rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+    } else if (inTable) break;
+  }
+  return rows.slice(2); // header and separator
+}
+
+describe('README', () => {
+  it('starts with the set-up and test commands', () => {
+    const head = readme.slice(0, 1500);
+    expect(head).toContain('npm install && npm start');
+    expect(head).toContain('npm test');
+  });
+
+  it('error table lists exactly the catalogue (status and code)', () => {
+    const documented = tableAfter('## Errors').map(([status, code]) => `${status} ${code.replace(/`/g, '')}`).sort();
+    const actual = [...new Set(Object.values(catalogue).map((e) => `${e.status} ${e.code}`))].sort();
+    expect(documented).toEqual(actual);
+  });
+
+  it('configuration table lists exactly the settings', () => {
+    const documented = tableAfter('## Configuration').map(([env]) => env.replace(/`/g, '')).sort();
+    expect(documented).toEqual(Object.values(settings).map((s) => s.env).sort());
+  });
+});
