@@ -13,7 +13,7 @@ let h: Harness;
 let corpus: Corpus;
 
 beforeAll(async () => {
-  h = await startHarness({ corpus: FULL });
+  h = await startHarness({ corpus: FULL, env: { EXACT_SCAN_MAX_CHUNKS: '0' } });
   corpus = h.corpus!;
 });
 

@@ -61,7 +61,7 @@ export function parseImportLine(line: string): ParsedLine {
     if ((c.vector === undefined) === (c.vector_b64 === undefined)) return fail(`${at}: give exactly one of vector, vector_b64`);
     let values: ArrayLike<number>;
     if (c.vector !== undefined) {
-      if (!Array.isArray(c.vector) || c.vector.length !== DIMENSIONS || c.vector.some((v: unknown) => typeof v !== 'number')) {
+      if (!Array.isArray(c.vector) || c.vector.length !== DIMENSIONS || !allNumbers(c.vector)) {
         return fail(`${at}.vector: must be ${DIMENSIONS} numbers`);
       }
       values = c.vector;
@@ -84,4 +84,9 @@ function time(v: unknown): number | undefined {
   if (typeof v !== 'string' || !RFC3339.test(v)) return undefined;
   const t = parseTime(v);
   return Number.isNaN(t) ? undefined : t;
+}
+
+function allNumbers(a: unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) if (typeof a[i] !== 'number') return false;
+  return true;
 }

@@ -65,8 +65,11 @@ export interface Harness {
   match(body?: unknown, headers?: Record<string, string | undefined>): Promise<Res>;
   /** Follows next_cursor to the end, asserting 200 on every page and no duplicate id. */
   pageAll(body: Record<string, unknown>, limits?: number | number[], maxPages?: number): Promise<PageAllResult>;
-  /** Closes and reopens service and app on the same DATA_DIR (keys and data persist). */
-  reopen(): Promise<void>;
+  /**
+   * Closes service and app, runs `between` (e.g. to delete files), and opens them again on the
+   * same DATA_DIR (keys and data persist).
+   */
+  reopen(between?: () => void | Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -184,9 +187,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       }
       throw new Error(`pageAll: more than ${maxPages} pages`);
     },
-    async reopen(): Promise<void> {
+    async reopen(between?: () => void | Promise<void>): Promise<void> {
       await app.close();
       await service.close();
+      await between?.();
       service = await openService(loadConfig(env));
       app = await buildApp(service);
       await app.ready();
