@@ -158,6 +158,15 @@ describe('X-Request-ID', () => {
     const simple = await h.match({ limit: 1 }, { 'x-request-id': 'req-12345' });
     expect(simple.headers['x-request-id']).toBe('req-12345');
   });
+
+  it('an invalid incoming one is replaced, not echoed', async () => {
+    const bad = 'not a valid id <script>alert(1)</script>';
+    const res = await h.match({ limit: 1 }, { 'x-request-id': bad });
+    expect(res.status).toBe(200);
+    expect(typeof res.headers['x-request-id']).toBe('string');
+    expect(res.headers['x-request-id']).not.toBe(bad);
+    expect((res.headers['x-request-id'] as string).length).toBeGreaterThan(0);
+  });
 });
 
 describe('404 not_found', () => {

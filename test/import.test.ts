@@ -306,6 +306,23 @@ describe('canonical URLs and times', () => {
     expect(firsts.items.map((i) => [i.source_url, i.event_time])).toEqual([['https://news.example.com/World/Story-7?id=7', '2025-03-01T12:00:00Z']]);
   });
 
+  it('the same line twice in one file is one revision; a first line with revised_at is dated by published_at', async () => {
+    const file = join(h.dir, 'dup.jsonl');
+    const l = line({ url: 'https://news.example.com/dup', published_at: '2025-03-05T10:00:00Z', tag: 'dup' });
+    writeLines(file, [
+      l,
+      l,
+      line({ url: 'https://news.example.com/first-with-revised', published_at: '2025-03-06T10:00:00Z', revised_at: '2025-03-06T11:00:00Z', tag: 'fr' }),
+    ]);
+    const s = await h.service.importFile(file);
+    expect(s).toEqual({ lines: 3, articles: 2, newRevisions: 2, unchanged: 1, rejected: 0, rejections: [] });
+    const rows = await h.pageAll({ include_edits: true, since: '2025-03-05T00:00:00Z', until: '2025-03-07T00:00:00Z' });
+    expect(rows.items.map((i) => [i.source_url, i.event_time])).toEqual([
+      ['https://news.example.com/first-with-revised', '2025-03-06T10:00:00Z'],
+      ['https://news.example.com/dup', '2025-03-05T10:00:00Z'],
+    ]);
+  });
+
   it('a later file with a known version and a new edit adds only the edit', async () => {
     const file = join(h.dir, 'incremental.jsonl');
     writeLines(file, [
@@ -315,7 +332,8 @@ describe('canonical URLs and times', () => {
     const s = await h.service.importFile(file);
     expect(s).toEqual({ lines: 2, articles: 1, newRevisions: 1, unchanged: 1, rejected: 0, rejections: [] });
     const all = await h.pageAll({ include_edits: true });
-    expect(all.items.map((i) => i.event_time)).toEqual(['2025-03-03T09:00:00Z', '2025-03-02T08:00:00Z', '2025-03-01T13:30:00Z', '2025-03-01T12:00:00Z']);
+    const story = all.items.filter((i) => i.source_url === 'https://news.example.com/World/Story-7?id=7');
+    expect(story.map((i) => i.event_time)).toEqual(['2025-03-03T09:00:00Z', '2025-03-02T08:00:00Z', '2025-03-01T13:30:00Z', '2025-03-01T12:00:00Z']);
   });
 });
 

@@ -76,6 +76,25 @@ describe('since / until', () => {
     expect(await keysOf({ since: behind, until: t.replace('Z', '.000Z') })).toEqual(expected);
   });
 
+  it('fractional seconds: since T.5 excludes the rows at T, until T.5 includes them', async () => {
+    const t = corpus.tieGroups[7].eventTime;
+    const atT = oracleKeys(null, { since: t, until: t });
+    expect(atT.length).toBeGreaterThanOrEqual(2);
+    const half = t.replace('Z', '.500Z');
+    // event_time >= T.5 holds for T+1 and later, not for T.
+    const since = await keysOf({ since: half, until: plus(t, 3600) });
+    expect(since.filter((k) => atT.includes(k)), `since ${half}`).toEqual([]);
+    expect(since).toEqual(oracleKeys(null, { since: plus(t, 1), until: plus(t, 3600) }));
+    // event_time <= T.5 holds for T.
+    const until = await keysOf({ since: plus(t, -3600), until: half });
+    expect(until).toEqual(oracleKeys(null, { since: plus(t, -3600), until: t }));
+  });
+
+  it('a date-time without a time zone is 422 invalid_request (RFC 3339 requires the offset)', async () => {
+    expectError(await h.match({ since: '2025-01-15T00:00:00' }), 422, 'invalid_request', { names: 'since' });
+    expectError(await h.match({ until: '2025-01-15' }), 422, 'invalid_request', { names: 'until' });
+  });
+
   it('an item event_time passed back unchanged as since includes that item (the poll loop)', async () => {
     const first = await h.match({ limit: 10 });
     expect(first.status, first.raw).toBe(200);

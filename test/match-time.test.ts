@@ -207,6 +207,19 @@ describe('vector + order=time', () => {
     b.items.forEach((it, i) => expect(Math.abs(it.score - a.items[i].score)).toBeLessThanOrEqual(1e-5));
   });
 
+  it('normalisation does not depend on magnitude: a huge or tiny vector has the same direction', async () => {
+    // Squaring 1e160 overflows a double and squaring 1e-170 underflows to 0; the direction is still clear.
+    const q = makeQuery(corpus, new Rng(13), 'story');
+    const min = pickMinScore(corpus, q, {}, 60);
+    const a = await h.match({ vector: vec(q), min_score: min, limit: 100 });
+    expect(a.status, a.raw).toBe(200);
+    for (const scale of [1e160, 1e-170]) {
+      const b = await h.match({ vector: vec(q).map((x) => x * scale), min_score: min, limit: 100 });
+      expect(b.status, `scale ${scale}: ${b.raw}`).toBe(200);
+      expect(b.body.items.map((i: any) => i.id)).toEqual(a.body.items.map((i: any) => i.id));
+    }
+  });
+
   it('a min_score above every score answers an empty page with next_cursor null', async () => {
     const q = makeQuery(corpus, new Rng(11), 'topic');
     const res = await h.match({ vector: vec(q), min_score: 0.999 });
