@@ -60,10 +60,12 @@ for (let q = 0; q < nQueries; q++) {
   topFound += topExact.filter((s) => topGot.has(s.ord)).length;
   topExpected += topExact.length;
 }
+const plans = { ...service.search.plans };
 await service.close();
 sizes.sort((a, b) => a - b);
 console.log(`\norder=time recall over ${nQueries} queries (matches per query: min ${sizes[0]}, median ${sizes[sizes.length >> 1]}, max ${sizes[sizes.length - 1]}):`);
 console.log(`  recall ${(found / expected).toFixed(4)} (${found}/${expected} articles), worst query ${worst.toFixed(4)}`);
+console.log(`  plans (order=time and top-10 together): ${JSON.stringify(plans)}`);
 console.log(`order=relevance top-10 recall (include_edits): ${(topFound / topExpected).toFixed(4)}`);
 printTable(`per-query time on ${chunks} chunks (mean of ${nQueries})`, [
   { name: 'order=time, exact scan (oracle, baseline)', ms: exactMs / nQueries },

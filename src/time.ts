@@ -1,9 +1,14 @@
 /** Times are whole Unix seconds inside the service and `YYYY-MM-DDTHH:MM:SSZ` on the wire. */
 
-/** Unix seconds of an RFC 3339 date-time (any offset), truncated to the second. NaN if unparseable. */
-export function parseTime(s: string): number {
+/**
+ * Unix seconds of an RFC 3339 date-time (any offset). Stored times are whole seconds, so a
+ * fractional time rounds down by default, and up for an inclusive lower bound (`since` at
+ * 09:00:42.5 must not admit a row at 09:00:42). NaN if unparseable.
+ */
+export function parseTime(s: string, round: 'down' | 'up' = 'down'): number {
   const ms = Date.parse(s);
-  return Number.isNaN(ms) ? NaN : Math.floor(ms / 1000);
+  if (Number.isNaN(ms)) return NaN;
+  return round === 'up' ? Math.ceil(ms / 1000) : Math.floor(ms / 1000);
 }
 
 export function formatTime(seconds: number): string {

@@ -31,6 +31,7 @@ export class CursorCodec {
   /** The position a cursor carries, or bad_cursor if it is malformed, forged or bound to other inputs. */
   decode(cursor: string, fp: string): Position {
     const bad = (why: string) => new AppError('bad_cursor', `cursor ${why}`);
+    if (cursor.length > 1024) throw bad('is malformed');
     const dot = cursor.indexOf('.');
     if (dot <= 0 || cursor.indexOf('.', dot + 1) !== -1) throw bad('is malformed');
     const payload = cursor.slice(0, dot);

@@ -79,7 +79,7 @@ export function match(deps: MatchDeps, req: MatchRequest): MatchResponse {
   if (req.sources && req.exclude_sources) throw invalid('sources and exclude_sources are mutually exclusive');
   if (order === 'relevance' && !hasQuery) throw new AppError('order_requires_query');
   if (order === 'relevance' && req.cursor !== undefined) throw new AppError('cursor_requires_time_order');
-  const since = req.since === undefined ? undefined : parseTime(req.since);
+  const since = req.since === undefined ? undefined : parseTime(req.since, 'up');
   const until = req.until === undefined ? undefined : parseTime(req.until);
   if (Number.isNaN(since)) throw invalid('since: not a valid date-time');
   if (Number.isNaN(until)) throw invalid('until: not a valid date-time');

@@ -18,16 +18,22 @@ export function dot(a: Float32Array, b: Float32Array): number {
  * with a non-finite component: neither has a direction to compare.
  */
 export function normalise(values: ArrayLike<number>): Float32Array | null {
-  let sum = 0;
+  // Scale by the largest magnitude first so squaring neither overflows nor underflows.
+  let max = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (!Number.isFinite(v)) return null;
+    max = Math.max(max, Math.abs(v));
+  }
+  if (max === 0) return null;
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] / max;
     sum += v * v;
   }
-  if (!(sum > 0) || !Number.isFinite(sum)) return null;
   const inv = 1 / Math.sqrt(sum);
   const out = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = values[i] * inv;
+  for (let i = 0; i < values.length; i++) out[i] = (values[i] / max) * inv;
   return out;
 }
 

@@ -16,7 +16,7 @@ const body = {
     since: { type: 'string', format: 'date-time', description: 'Inclusive lower bound on event_time.' },
     until: { type: 'string', format: 'date-time', description: 'Inclusive upper bound on event_time.' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
-    cursor: { type: 'string', minLength: 1, maxLength: 4096, description: '`next_cursor` of the previous page; order=time only.' },
+    cursor: { type: 'string', description: '`next_cursor` of the previous page; order=time only. A malformed one is 400 bad_cursor.' },
     include_edits: { type: 'boolean', default: false },
     sources: { ...sourceNames, description: 'Keep only these sources (names from GET /v1/sources).' },
     exclude_sources: { ...sourceNames, description: 'Drop these sources.' },
