@@ -46,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const flags: Record<string, string | undefined> = {};
   for (const s of Object.values(settings)) flags[s.env] = values[flagName(s.env).slice(2)] as string | undefined;
-  const config = loadConfig(process.env, flags);
+  const config = loadConfig(undefined, flags);
 
   switch (command) {
     case 'serve':
