@@ -39,10 +39,11 @@ export const settings = {
   gatewayHost: { env: 'GATEWAY_HOST', default: undefined, parse: optionalStr, doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).' },
   logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), doc: 'Log level (pino levels, or `silent`).' },
   matchMaxMatches: { env: 'MATCH_MAX_MATCHES', default: 10_000, parse: int(1, 10_000_000), doc: 'An `order=time` query matching more rows than this answers 422 `too_many_matches`.' },
-  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 20_000, parse: int(0, 100_000_000), doc: 'A vector query whose filters leave at most this many chunks is answered by an exact scan instead of the HNSW index.' },
-  hnswConnectivity: { env: 'HNSW_CONNECTIVITY', default: 16, parse: int(2, 256), doc: 'HNSW graph degree (usearch `connectivity`). Applies when the index is built.' },
-  hnswExpansionAdd: { env: 'HNSW_EXPANSION_ADD', default: 128, parse: int(8, 4096), doc: 'HNSW build beam width (usearch `expansion_add`). Applies when the index is built.' },
-  hnswExpansionSearch: { env: 'HNSW_EXPANSION_SEARCH', default: 128, parse: int(8, 4096), doc: 'HNSW search beam width (usearch `expansion_search`); the search widens it to k when k is larger.' },
+  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 50_000, parse: int(0, 100_000_000), doc: 'An `order=relevance` query whose filters leave at most this many chunks is answered by an exact scan instead of HNSW (`order=time` always scans).' },
+  pageCacheEntries: { env: 'PAGE_CACHE_ENTRIES', default: 256, parse: int(0, 1_000_000), doc: 'Result sets of `order=time` vector queries kept for their following pages (LRU).' },
+  hnswConnectivity: { env: 'HNSW_CONNECTIVITY', default: 32, parse: int(2, 256), doc: 'HNSW graph degree (usearch `connectivity`). Applies when the index is built.' },
+  hnswExpansionAdd: { env: 'HNSW_EXPANSION_ADD', default: 256, parse: int(8, 4096), doc: 'HNSW build beam width (usearch `expansion_add`). Applies when the index is built.' },
+  hnswExpansionSearch: { env: 'HNSW_EXPANSION_SEARCH', default: 64, parse: int(8, 4096), doc: 'HNSW search beam width (usearch `expansion_search`); a search for more chunks widens it.' },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
 } satisfies Record<string, Setting<unknown>>;
 

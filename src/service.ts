@@ -1,5 +1,5 @@
 /**
- * The core, assembled: LMDB store, catalog, vector index, keys, cursors. Both the HTTP
+ * The core, assembled: LMDB store, catalog, native search engine, keys, cursors. Both the HTTP
  * server and the CLI commands work through one Service, never through each other.
  */
 import { randomBytes } from 'node:crypto';
@@ -8,17 +8,18 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { importFile, type ImportHooks, type ImportSummary } from './ingest/index.js';
-import { CursorCodec, type MatchDeps } from './match/index.js';
+import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
-import { HnswIndex, VectorSearch } from './search/index.js';
+import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
 
 export interface Service extends MatchDeps {
   config: Config;
   log: Logger;
-  hnsw: HnswIndex;
+  engine: SearchEngine;
+  maintenance: Maintenance;
   keys: KeyStore;
-  /** Imports a JSONL file, then brings the index up to date and saves it. */
+  /** Imports a JSONL file, then indexes, seals and saves everything it added. */
   importFile(file: string, hooks?: ImportHooks & { onIndexProgress?: (done: number, total: number) => void }): Promise<ImportSummary>;
   close(): Promise<void>;
 }
@@ -29,21 +30,16 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const catalog = new Catalog();
   catalog.catchUp(store);
-  const hnsw = HnswIndex.open(
-    path.join(config.dataDir, 'chunks.usearch'),
-    store,
-    { connectivity: config.hnswConnectivity, expansionAdd: config.hnswExpansionAdd, expansionSearch: config.hnswExpansionSearch },
-    (msg) => log.info(msg),
-  );
-  const search = new VectorSearch(store, catalog, hnsw, {
-    exactScanMaxChunks: config.exactScanMaxChunks,
-    maxMatches: config.matchMaxMatches,
-  });
+  const engine = openEngine(path.join(config.dataDir, 'engine'), store, config, log);
+  const maintenance = new Maintenance(store, catalog, engine, log);
+  const behind = store.nextLabel() - engine.stats().nextLabel;
+  if (behind > 0) log.info(`search engine is behind LMDB by ${behind} chunks: catching up`);
+  maintenance.sync();
+  const search = new VectorSearch(catalog, engine, { maxMatches: config.matchMaxMatches, scanMaxChunks: config.exactScanMaxChunks }, log);
 
-  const sync = (onIndexProgress?: (done: number, total: number) => void) => {
+  const sync = () => {
     catalog.catchUp(store);
-    const added = hnsw.catchUp(store, onIndexProgress);
-    if (added > 1000) log.info(`vector index caught up with ${added} new chunks`);
+    maintenance.sync();
   };
 
   return {
@@ -51,22 +47,44 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     log,
     store,
     catalog,
-    hnsw,
+    engine,
+    maintenance,
     search,
     keys: new KeyStore(store),
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
-    sync: () => sync(),
+    pages: new PageCache(config.pageCacheEntries),
+    sync,
     async importFile(file, hooks = {}) {
       const summary = await importFile(store, file, hooks);
-      sync(hooks.onIndexProgress);
-      hnsw.save();
+      sync();
+      await maintenance.flush(hooks.onIndexProgress);
       return summary;
     },
     async close() {
-      hnsw.save();
+      await maintenance.close();
       await store.close();
     },
   };
+}
+
+/** Opens the engine; one ahead of LMDB (a replaced store) is rebuilt from LMDB. */
+function openEngine(dir: string, store: Store, config: Config, log: Logger): SearchEngine {
+  const options = {
+    connectivity: config.hnswConnectivity,
+    expansionAdd: config.hnswExpansionAdd,
+    expansionSearch: config.hnswExpansionSearch,
+    passes: 2,
+  };
+  const fresh = !fs.existsSync(path.join(dir, 'manifest'));
+  let engine = new SearchEngine(dir, options);
+  if (engine.stats().nextLabel > store.nextLabel()) {
+    log.warn(`search engine in ${dir} holds chunks LMDB does not: rebuilding it from LMDB`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    engine = new SearchEngine(dir, options);
+  } else if (fresh && store.nextLabel() > 0) {
+    log.info(`search engine in ${dir} is missing: rebuilding from LMDB (${store.nextLabel()} chunks)`);
+  }
+  return engine;
 }
 
 /** The HMAC secret for cursors, created once per data directory (so cursors survive restarts). */

@@ -52,7 +52,9 @@ describe('crash safety', () => {
     try {
       expect(service.store.nextOrd()).toBe(corpus.revisions.length);
       expect(service.store.nextLabel()).toBe(totalChunks);
-      expect(service.hnsw.size()).toBe(totalChunks);
+      const stats = service.engine.stats();
+      expect(stats.segmentRows + stats.deltaRows).toBe(totalChunks);
+      expect(stats.hnswBase + stats.hnswDelta).toBe(totalChunks);
       expect(service.store.timeAll.getKeysCount()).toBe(corpus.revisions.length);
       expect(service.store.timeFirst.getKeysCount()).toBe(corpus.articles.length);
     } finally {
@@ -60,14 +62,14 @@ describe('crash safety', () => {
     }
   });
 
-  it('a server catches up an index that is behind LMDB, and SIGTERM saves it and exits 0', async () => {
+  it('a server rebuilds a missing search engine from LMDB, and SIGTERM seals it and exits 0', async () => {
     const dataDir = path.join(root, 'behind');
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     const service = await openService(config);
     await service.importFile(file);
     await service.close();
-    // Drop the index file: the records alone must be enough.
-    fs.rmSync(path.join(dataDir, 'chunks.usearch'));
+    // Drop the search engine (segments + HNSW): the records alone must be enough.
+    fs.rmSync(path.join(dataDir, 'engine'), { recursive: true });
 
     const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0'], {
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' },
@@ -77,15 +79,17 @@ describe('crash safety', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     while (!/Server listening/.test(out) && child.exitCode === null) await sleep(50);
-    expect(out).toMatch(/vector index .* is missing: rebuilding from LMDB/);
+    expect(out).toMatch(/search engine in .* is missing: rebuilding from LMDB/);
     const exited = new Promise<number | null>((r) => child.once('exit', r));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(fs.existsSync(path.join(dataDir, 'chunks.usearch'))).toBe(true);
+    expect(fs.readdirSync(path.join(dataDir, 'engine')).some((f) => f.startsWith('seg-'))).toBe(true);
 
     const reopened = await openService(config);
     try {
-      expect(reopened.hnsw.size()).toBe(totalChunks);
+      const stats = reopened.engine.stats();
+      expect(stats.segmentRows).toBe(totalChunks);
+      expect(stats.deltaRows).toBe(0);
     } finally {
       await reopened.close();
     }

@@ -9,6 +9,7 @@ import { normalise } from '../search/index.js';
 import type { Catalog, Store } from '../store/index.js';
 import { formatTime, parseTime } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from './cursor.js';
+import type { CachedRow, PageCache } from './page-cache.js';
 
 export const MODEL = 'bge-m3';
 
@@ -53,6 +54,7 @@ export interface MatchDeps {
   catalog: Catalog;
   search: VectorSearch;
   cursors: CursorCodec;
+  pages: PageCache;
   /** Brings the catalog and index up to date with LMDB (another process may have imported). */
   sync(): void;
 }
@@ -66,7 +68,7 @@ interface Row {
 
 const invalid = (message: string) => new AppError('invalid_request', message);
 
-export function match(deps: MatchDeps, req: MatchRequest): MatchResponse {
+export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchResponse> {
   const order = req.order ?? 'time';
   const limit = req.limit ?? 50;
   const minScore = req.min_score ?? 0.5;
@@ -110,15 +112,32 @@ export function match(deps: MatchDeps, req: MatchRequest): MatchResponse {
 
   if (!query) return page(deps, chronological(deps, domain, after, limit + 1), limit, fp);
   if (order === 'relevance') {
-    const rows = deps.search.topK(query, limit, minScore, domain).map((s) => row(deps.catalog, s));
+    const rows = (await deps.search.topK(query, limit, minScore, domain)).map((s) => row(deps.catalog, s));
     return respond(deps, rows, order);
   }
-  const rows = deps.search
-    .range(query, minScore, domain)
-    .map((s) => row(deps.catalog, s))
-    .filter((r) => after === undefined || before(r, after))
-    .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  return page(deps, rows.slice(0, limit + 1), limit, fp);
+  // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
+  let all = after ? deps.pages.get(fp) : undefined;
+  if (!all) {
+    all = (await deps.search.range(query, minScore, domain))
+      .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
+      .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    deps.pages.set(fp, all);
+  }
+  const start = after === undefined ? 0 : firstAfter(all, after);
+  const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
+  return page(deps, rows, limit, fp);
+}
+
+/** Index of the first row after `p` in newest-first order (binary search). */
+function firstAfter(rows: CachedRow[], p: Position): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(rows[mid], p)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
@@ -155,7 +174,7 @@ function chronological(deps: MatchDeps, d: Domain, after: Position | undefined, 
   return rows;
 }
 
-const before = (r: Row, p: Position): boolean => r.t < p.t || (r.t === p.t && r.id < p.id);
+const before = (r: { t: number; id: string }, p: Position): boolean => r.t < p.t || (r.t === p.t && r.id < p.id);
 
 const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
 

@@ -1,3 +1,5 @@
-export { HnswIndex, type HnswOptions, type Hits } from './hnsw.js';
+export { SearchEngine, type EngineOptions, type EngineFilter, type EngineRows, type EngineStats } from './engine.js';
 export { VectorSearch, type Domain, type Scored, type VectorSearchOptions } from './vector-search.js';
+export { exactRange, exactScore, inDomain } from './exact.js';
 export { dot, normalise, decodeVectorB64 } from './vector.js';
+export { Maintenance } from './maintenance.js';

@@ -1,0 +1,195 @@
+#include "hnsw.h"
+
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <usearch/index_dense.hpp>
+
+#include "kernels.h"
+#include "segment.h"
+
+namespace nm {
+
+using namespace unum::usearch;
+
+namespace {
+
+// usearch calls this for every distance: our dispatched f16 kernel on unit vectors.
+distance_punned_t cos_f16(std::size_t a, std::size_t b) {
+  return 1.0f - kernels().dot_f16_f16(reinterpret_cast<const uint16_t*>(a), reinterpret_cast<const uint16_t*>(b), kDims);
+}
+
+metric_punned_t metric() {
+  return metric_punned_t(kDims, reinterpret_cast<std::uintptr_t>(&cos_f16), metric_punned_signature_t::array_array_k,
+                         metric_kind_t::cos_k, scalar_kind_t::f16_k);
+}
+
+constexpr size_t kThreads = 16;  // search slots: libuv pool + maintenance threads
+
+}  // namespace
+
+struct Hnsw::Impl {
+  index_dense_config_t config;
+  index_dense_t base;   // viewed file, read-only
+  index_dense_t delta;  // in memory
+  bool has_base = false;
+  mutable std::shared_mutex mu;  // adds vs searches on the delta; swaps of the base
+
+  index_dense_t fresh() const {
+    auto made = index_dense_t::make(metric(), config);
+    if (!made) throw std::runtime_error(std::string("usearch: ") + made.error.release());
+    index_dense_t idx = std::move(made.index);
+    idx.reserve(index_limits_t(1024, kThreads));
+    return idx;
+  }
+};
+
+Hnsw::Hnsw(size_t connectivity, size_t expansion_add, size_t expansion_search) : impl_(new Impl) {
+  impl_->config = index_dense_config_t(connectivity, expansion_add, expansion_search);
+  impl_->delta = impl_->fresh();
+}
+
+Hnsw::~Hnsw() = default;
+
+bool Hnsw::view_base(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  std::fclose(f);
+  auto made = index_dense_t::make(path.c_str(), true);
+  if (!made) throw std::runtime_error(path + ": " + made.error.release());
+  index_dense_t idx = std::move(made.index);
+  idx.change_metric(metric());
+  idx.change_expansion_search(impl_->config.expansion_search);
+  idx.reserve(index_limits_t(idx.size(), kThreads));
+  std::unique_lock<std::shared_mutex> lock(impl_->mu);
+  impl_->base = std::move(idx);
+  impl_->has_base = true;
+  return true;
+}
+
+size_t Hnsw::base_size() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  return impl_->has_base ? impl_->base.size() : 0;
+}
+
+size_t Hnsw::delta_size() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  return impl_->delta.size();
+}
+
+bool Hnsw::contains(uint64_t label) const {
+  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  return (impl_->has_base && impl_->base.contains(label)) || impl_->delta.contains(label);
+}
+
+void Hnsw::add(const std::vector<uint64_t>& labels, const std::vector<const uint16_t*>& vecs, size_t threads) {
+  std::unique_lock<std::shared_mutex> lock(impl_->mu);
+  index_dense_t& d = impl_->delta;
+  size_t need = d.size() + labels.size();
+  if (need > d.capacity()) d.reserve(index_limits_t(std::max(need, d.capacity() * 2), kThreads));
+  threads = std::max<size_t>(1, std::min(threads, kThreads));
+  std::vector<std::thread> pool;
+  std::vector<std::string> errors(threads);
+  for (size_t t = 0; t < threads; t++) {
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < labels.size(); i += threads) {
+        auto r = d.add(labels[i], reinterpret_cast<const f16_t*>(vecs[i]), t);
+        if (!r) errors[t] = r.error.release();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (!e.empty()) throw std::runtime_error("usearch add: " + e);
+}
+
+std::vector<HnswMatch> Hnsw::search(const uint16_t* q, size_t k, const std::function<bool(uint64_t)>* allow) const {
+  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  std::vector<HnswMatch> out;
+  auto collect = [&](const index_dense_t& idx) {
+    if (idx.size() == 0) return;
+    const f16_t* v = reinterpret_cast<const f16_t*>(q);
+    auto r = allow ? idx.filtered_search(v, k, [allow](uint64_t key) { return (*allow)(key); }) : idx.search(v, k);
+    if (!r) throw std::runtime_error(std::string("usearch search: ") + r.error.release());
+    std::vector<uint64_t> keys(r.size());
+    std::vector<float> dist(r.size());
+    size_t n = r.dump_to(keys.data(), dist.data());
+    for (size_t i = 0; i < n; i++) out.push_back({keys[i], dist[i]});
+  };
+  if (impl_->has_base) collect(impl_->base);
+  collect(impl_->delta);
+  std::sort(out.begin(), out.end(), [](const HnswMatch& a, const HnswMatch& b) { return a.distance < b.distance; });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+bool Hnsw::get(uint64_t label, uint16_t* out) const {
+  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  f16_t* o = reinterpret_cast<f16_t*>(out);
+  if (impl_->has_base && impl_->base.get(label, o) == 1) return true;
+  return impl_->delta.get(label, o) == 1;
+}
+
+void Hnsw::fold_into(const std::string& path, size_t threads) {
+  // Build outside the lock from a snapshot of the delta's keys; searches go on meanwhile.
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<uint16_t>> vecs;
+  index_dense_t merged;
+  {
+    std::shared_lock<std::shared_mutex> lock(impl_->mu);
+    size_t n = impl_->delta.size();
+    keys.resize(n);
+    impl_->delta.export_keys(keys.data(), 0, n);
+    vecs.assign(n, std::vector<uint16_t>(kDims));
+    for (size_t i = 0; i < n; i++) impl_->delta.get(keys[i], reinterpret_cast<f16_t*>(vecs[i].data()));
+    if (impl_->has_base) {
+      auto copied = impl_->base.copy();
+      if (!copied) throw std::runtime_error(std::string("usearch copy: ") + copied.error.release());
+      merged = std::move(copied.index);
+      merged.change_metric(metric());
+    } else {
+      merged = impl_->fresh();
+    }
+  }
+  merged.reserve(index_limits_t(merged.size() + keys.size(), kThreads));
+  threads = std::max<size_t>(1, std::min(threads, kThreads));
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; t++)
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < keys.size(); i += threads) merged.add(keys[i], reinterpret_cast<const f16_t*>(vecs[i].data()), t);
+    });
+  for (auto& th : pool) th.join();
+  std::string tmp = path + ".tmp";
+  auto saved = merged.save(tmp.c_str());
+  if (!saved) throw std::runtime_error(std::string("usearch save: ") + saved.error.release());
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
+
+  auto made = index_dense_t::make(path.c_str(), true);
+  if (!made) throw std::runtime_error(path + ": " + made.error.release());
+  index_dense_t viewed = std::move(made.index);
+  viewed.change_metric(metric());
+  viewed.change_expansion_search(impl_->config.expansion_search);
+  viewed.reserve(index_limits_t(viewed.size(), kThreads));
+  // Swap: keys added to the delta since the snapshot stay in a fresh delta.
+  std::unique_lock<std::shared_mutex> lock(impl_->mu);
+  index_dense_t rest = impl_->fresh();
+  size_t n = impl_->delta.size();
+  if (n > keys.size()) {
+    std::vector<uint64_t> all(n);
+    impl_->delta.export_keys(all.data(), 0, n);
+    rest.reserve(index_limits_t(n, kThreads));
+    std::vector<uint16_t> v(kDims);
+    for (uint64_t key : all) {
+      if (viewed.contains(key)) continue;
+      impl_->delta.get(key, reinterpret_cast<f16_t*>(v.data()));
+      rest.add(key, reinterpret_cast<const f16_t*>(v.data()));
+    }
+  }
+  impl_->base = std::move(viewed);
+  impl_->has_base = true;
+  impl_->delta = std::move(rest);
+}
+
+}  // namespace nm

@@ -1,0 +1,165 @@
+#include "scan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "kernels.h"
+
+namespace nm {
+
+namespace {
+
+constexpr size_t kBlock = 512;  // rows per block: 512 KB of int8, stays in L2 across queries
+
+struct Prepared {
+  std::vector<int16_t> code;
+  float scale;
+};
+
+Prepared prepare(const float* q) {
+  Prepared p;
+  p.code.resize(kDims);
+  p.scale = quantize_i16(q, p.code.data(), kDims);
+  return p;
+}
+
+inline float approx(const Kernels& K, const Cols& c, size_t r, const Prepared& p) {
+  return c.scale[r] * p.scale * (float)K.dot_i8_i16(c.i8 + r * kDims, p.code.data(), kDims);
+}
+
+}  // namespace
+
+std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries) {
+  const Kernels& K = kernels();
+  size_t nq = queries.size();
+  std::vector<RangeResult> out(nq);
+  std::vector<Prepared> prep;
+  prep.reserve(nq);
+  for (auto& q : queries) prep.push_back(prepare(q.q));
+  std::vector<bool> done(nq, false);
+
+  for (const Cols& c : views) {
+    if (c.n == 0) continue;
+    std::vector<size_t> lo(nq), hi(nq);
+    size_t vlo = c.n, vhi = 0;
+    for (size_t i = 0; i < nq; i++) {
+      time_range(c, queries[i].filter.tmin, queries[i].filter.tmax, &lo[i], &hi[i]);
+      if (lo[i] < hi[i]) vlo = std::min(vlo, lo[i]), vhi = std::max(vhi, hi[i]);
+    }
+    std::vector<std::vector<size_t>> cand(nq);
+    for (size_t b = vlo; b < vhi; b += kBlock) {
+      size_t be = std::min(vhi, b + kBlock);
+      for (size_t i = 0; i < nq; i++) {
+        if (done[i]) continue;
+        const RangeQuery& q = queries[i];
+        float floor = q.threshold - kMargin;
+        size_t r0 = std::max(b, lo[i]), r1 = std::min(be, hi[i]);
+        for (size_t r = r0; r < r1; r++) {
+          if (!row_allowed(c, r, q.filter)) continue;
+          if (approx(K, c, r, prep[i]) >= floor) cand[i].push_back(r);
+        }
+      }
+    }
+    // Rescore candidates in f16; a revision's rows are adjacent, so its candidates are too.
+    for (size_t i = 0; i < nq; i++) {
+      if (done[i]) continue;
+      const RangeQuery& q = queries[i];
+      auto& hits = out[i].hits;
+      size_t j = 0;
+      while (j < cand[i].size()) {
+        uint64_t ord = c.ord[cand[i][j]];
+        Hit best{ord, 0, -INFINITY};
+        for (; j < cand[i].size() && c.ord[cand[i][j]] == ord; j++) {
+          size_t r = cand[i][j];
+          float s = K.dot_f16_f32(c.f16 + r * kDims, q.q, kDims);
+          if (s > best.score) best.score = s, best.label = c.label[r];
+        }
+        if (best.score >= q.threshold) {
+          hits.push_back(best);
+          if (hits.size() > q.cap) {
+            out[i].overflow = true;
+            done[i] = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f) {
+  const Kernels& K = kernels();
+  if (k == 0) return {};
+  Prepared p = prepare(q);
+  // Revisions' approximate maxima: a min-heap of the k best gives the running k-th value.
+  std::priority_queue<float, std::vector<float>, std::greater<float>> heap;
+  struct Group {
+    size_t view, begin, end;
+    float approx;
+  };
+  std::vector<Group> groups;
+  // A revision in the true top k scores >= kth_true >= kth_approx - margin, so its approx is
+  // >= kth_approx - 2 * margin; the running k-th only rises, so pruning by it is safe.
+  auto floor = [&]() {
+    float kth = heap.size() < k ? -INFINITY : heap.top();
+    return std::max(kth - 2 * kMargin, min_score - kMargin);
+  };
+  for (size_t v = 0; v < views.size(); v++) {
+    const Cols& c = views[v];
+    size_t lo, hi;
+    time_range(c, f.tmin, f.tmax, &lo, &hi);
+    size_t r = lo;
+    while (r < hi) {
+      uint64_t ord = c.ord[r];
+      size_t e = r;
+      while (e < hi && c.ord[e] == ord) e++;
+      if (row_allowed(c, r, f)) {
+        float m = -INFINITY;
+        for (size_t x = r; x < e; x++) m = std::max(m, approx(K, c, x, p));
+        if (m >= floor()) {
+          groups.push_back({v, r, e, m});
+          heap.push(m);
+          if (heap.size() > k) heap.pop();
+          if (groups.size() > 8 * k + 1024) {
+            float fl = floor();
+            groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.approx < fl; }), groups.end());
+          }
+        }
+      }
+      r = e;
+    }
+  }
+  float fl = floor();
+  std::vector<Hit> hits;
+  for (const Group& g : groups) {
+    if (g.approx < fl) continue;
+    const Cols& c = views[g.view];
+    Hit best{c.ord[g.begin], 0, -INFINITY};
+    for (size_t x = g.begin; x < g.end; x++) {
+      float s = K.dot_f16_f32(c.f16 + x * kDims, q, kDims);
+      if (s > best.score) best.score = s, best.label = c.label[x];
+    }
+    if (best.score >= min_score) hits.push_back(best);
+  }
+  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.ord < b.ord); });
+  if (hits.size() > k) hits.resize(k);
+  return hits;
+}
+
+uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f) {
+  uint64_t n = 0;
+  for (const Cols& c : views) {
+    size_t lo, hi;
+    time_range(c, f.tmin, f.tmax, &lo, &hi);
+    if (f.sources.empty() && !f.first_only && c.sorted) {
+      n += hi - lo;
+      continue;
+    }
+    for (size_t r = lo; r < hi; r++) n += row_allowed(c, r, f);
+  }
+  return n;
+}
+
+}  // namespace nm

@@ -1,0 +1,228 @@
+#include "segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include "kernels.h"
+
+namespace nm {
+
+namespace {
+
+constexpr char kMagic[8] = {'N', 'M', 'S', 'E', 'G', '0', '1', '\0'};
+
+// File layout: Header, then each column at a 64-byte aligned offset, in this order.
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t dims;
+  uint64_t rows;
+  uint64_t off_f16, off_i8, off_scale, off_ord, off_label, off_time, off_source, off_first;
+  uint64_t file_size;
+};
+
+size_t align64(size_t x) { return (x + 63) & ~size_t(63); }
+
+Header layout(size_t n) {
+  Header h{};
+  std::memcpy(h.magic, kMagic, 8);
+  h.version = 1;
+  h.dims = kDims;
+  h.rows = n;
+  size_t o = align64(sizeof(Header));
+  h.off_f16 = o, o = align64(o + n * kDims * 2);
+  h.off_i8 = o, o = align64(o + n * kDims);
+  h.off_scale = o, o = align64(o + n * 4);
+  h.off_ord = o, o = align64(o + n * 8);
+  h.off_label = o, o = align64(o + n * 8);
+  h.off_time = o, o = align64(o + n * 8);
+  h.off_source = o, o = align64(o + n * 4);
+  h.off_first = o, o = align64(o + n);
+  h.file_size = o;
+  return h;
+}
+
+void write_all(int fd, const void* p, size_t n, const std::string& path) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t w = ::write(fd, c, n);
+    if (w < 0) throw std::runtime_error("write " + path + ": " + std::strerror(errno));
+    c += w;
+    n -= (size_t)w;
+  }
+}
+
+}  // namespace
+
+Segment::Segment(const std::string& path) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Header)) {
+    ::close(fd);
+    throw std::runtime_error(path + ": not a segment (too short)");
+  }
+  size_ = (size_t)st.st_size;
+  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    throw std::runtime_error("mmap " + path + ": " + std::strerror(errno));
+  }
+  Header h;
+  std::memcpy(&h, map_, sizeof(Header));
+  Header want = layout(h.rows);
+  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != 1 || h.dims != kDims || h.file_size != size_ ||
+      std::memcmp(&h, &want, sizeof(Header)) != 0) {
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    throw std::runtime_error(path + ": not a segment or damaged (header mismatch)");
+  }
+  // Scans read the int8 column front to back; tell the kernel so it reads ahead.
+  ::madvise(static_cast<char*>(map_) + h.off_i8, h.rows * kDims, MADV_SEQUENTIAL);
+  const char* b = static_cast<const char*>(map_);
+  cols_.n = h.rows;
+  cols_.f16 = reinterpret_cast<const uint16_t*>(b + h.off_f16);
+  cols_.i8 = reinterpret_cast<const int8_t*>(b + h.off_i8);
+  cols_.scale = reinterpret_cast<const float*>(b + h.off_scale);
+  cols_.ord = reinterpret_cast<const uint64_t*>(b + h.off_ord);
+  cols_.label = reinterpret_cast<const uint64_t*>(b + h.off_label);
+  cols_.time = reinterpret_cast<const int64_t*>(b + h.off_time);
+  cols_.source = reinterpret_cast<const uint32_t*>(b + h.off_source);
+  cols_.first = reinterpret_cast<const uint8_t*>(b + h.off_first);
+  cols_.sorted = true;
+}
+
+Segment::~Segment() {
+  if (map_) ::munmap(map_, size_);
+}
+
+void RowBuffer::append(const RowInput& r) {
+  size_t at = f16_.size();
+  f16_.resize(at + kDims);
+  i8_.resize(at + kDims);
+  f32_to_f16_n(r.vec, f16_.data() + at, kDims);
+  scale_.push_back(quantize_i8(r.vec, i8_.data() + at, kDims));
+  ord_.push_back(r.ord);
+  label_.push_back(r.label);
+  time_.push_back(r.time);
+  source_.push_back(r.source);
+  first_.push_back(r.first);
+}
+
+void RowBuffer::append_from(const Cols& c, size_t r) {
+  f16_.insert(f16_.end(), c.f16 + r * kDims, c.f16 + (r + 1) * kDims);
+  i8_.insert(i8_.end(), c.i8 + r * kDims, c.i8 + (r + 1) * kDims);
+  scale_.push_back(c.scale[r]);
+  ord_.push_back(c.ord[r]);
+  label_.push_back(c.label[r]);
+  time_.push_back(c.time[r]);
+  source_.push_back(c.source[r]);
+  first_.push_back(c.first[r]);
+}
+
+Cols RowBuffer::cols() const {
+  Cols c;
+  c.n = ord_.size();
+  c.f16 = f16_.data();
+  c.i8 = i8_.data();
+  c.scale = scale_.data();
+  c.ord = ord_.data();
+  c.label = label_.data();
+  c.time = time_.data();
+  c.source = source_.data();
+  c.first = first_.data();
+  c.sorted = false;
+  return c;
+}
+
+void RowBuffer::clear() {
+  // swap, not clear(): give the memory back
+  std::vector<uint16_t>().swap(f16_);
+  std::vector<int8_t>().swap(i8_);
+  std::vector<float>().swap(scale_);
+  std::vector<uint64_t>().swap(ord_);
+  std::vector<uint64_t>().swap(label_);
+  std::vector<int64_t>().swap(time_);
+  std::vector<uint32_t>().swap(source_);
+  std::vector<uint8_t>().swap(first_);
+}
+
+void RowBuffer::write_sorted(const std::string& path) const {
+  size_t n = size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  // Stable on (time, ord, label): a revision's rows stay adjacent and in chunk order.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (time_[a] != time_[b]) return time_[a] < time_[b];
+    if (ord_[a] != ord_[b]) return ord_[a] < ord_[b];
+    return label_[a] < label_[b];
+  });
+  Header h = layout(n);
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("create " + tmp + ": " + std::strerror(errno));
+  try {
+    std::vector<char> pad(64, 0);
+    size_t at = 0;
+    auto put = [&](uint64_t offset, const void* p, size_t bytes) {
+      if (offset > at) write_all(fd, pad.data(), offset - at, tmp);
+      write_all(fd, p, bytes, tmp);
+      at = offset + bytes;
+    };
+    put(0, &h, sizeof(h));
+    // Each column gathered in sorted order, in bounded blocks.
+    auto column = [&](uint64_t offset, size_t width, auto get) {
+      std::vector<char> buf;
+      buf.reserve(std::min<size_t>(n, 4096) * width);
+      if (offset > at) write_all(fd, pad.data(), offset - at, tmp);
+      at = offset;
+      for (size_t i = 0; i < n; i++) {
+        const char* src = get(order[i]);
+        buf.insert(buf.end(), src, src + width);
+        if (buf.size() >= 4096 * width || i + 1 == n) {
+          write_all(fd, buf.data(), buf.size(), tmp);
+          at += buf.size();
+          buf.clear();
+        }
+      }
+    };
+    column(h.off_f16, kDims * 2, [&](size_t r) { return reinterpret_cast<const char*>(f16_.data() + r * kDims); });
+    column(h.off_i8, kDims, [&](size_t r) { return reinterpret_cast<const char*>(i8_.data() + r * kDims); });
+    column(h.off_scale, 4, [&](size_t r) { return reinterpret_cast<const char*>(scale_.data() + r); });
+    column(h.off_ord, 8, [&](size_t r) { return reinterpret_cast<const char*>(ord_.data() + r); });
+    column(h.off_label, 8, [&](size_t r) { return reinterpret_cast<const char*>(label_.data() + r); });
+    column(h.off_time, 8, [&](size_t r) { return reinterpret_cast<const char*>(time_.data() + r); });
+    column(h.off_source, 4, [&](size_t r) { return reinterpret_cast<const char*>(source_.data() + r); });
+    column(h.off_first, 1, [&](size_t r) { return reinterpret_cast<const char*>(first_.data() + r); });
+    if (h.file_size > at) write_all(fd, pad.data(), h.file_size - at, tmp);
+    if (::fsync(fd) != 0) throw std::runtime_error("fsync " + tmp + ": " + std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp + ": " + std::strerror(errno));
+}
+
+void time_range(const Cols& c, int64_t lo, int64_t hi, size_t* begin, size_t* end) {
+  if (!c.sorted) {
+    *begin = 0;
+    *end = c.n;
+    return;
+  }
+  *begin = (size_t)(std::lower_bound(c.time, c.time + c.n, lo) - c.time);
+  *end = (size_t)(std::upper_bound(c.time, c.time + c.n, hi) - c.time);
+  if (*end < *begin) *end = *begin;
+}
+
+}  // namespace nm

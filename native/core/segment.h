@@ -1,0 +1,82 @@
+// Row storage for chunk vectors. A "view" is a set of rows with columns; two kinds:
+// sealed segments (immutable files, rows sorted by event_time, memory-mapped) and the delta
+// (rows appended in memory since the last seal). A revision's chunks are always adjacent rows
+// of one view, so per-revision aggregation needs no hash map.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nm {
+
+constexpr size_t kDims = 1024;
+
+// One chunk as given by the caller.
+struct RowInput {
+  uint64_t label;   // chunk id
+  uint64_t ord;     // revision row
+  int64_t time;     // event_time, Unix seconds
+  uint32_t source;  // source id
+  uint8_t first;    // 1 if the revision is an article's first
+  const float* vec; // kDims floats, L2-normalised
+};
+
+// Column pointers of a view.
+struct Cols {
+  size_t n = 0;
+  const uint16_t* f16 = nullptr;
+  const int8_t* i8 = nullptr;
+  const float* scale = nullptr;
+  const uint64_t* ord = nullptr;
+  const uint64_t* label = nullptr;
+  const int64_t* time = nullptr;
+  const uint32_t* source = nullptr;
+  const uint8_t* first = nullptr;
+  bool sorted = false;  // rows ordered by time (segments), so a window is a row range
+};
+
+// A sealed segment file, memory-mapped read-only.
+class Segment {
+ public:
+  // Opens and validates a segment file; throws std::runtime_error with the reason.
+  explicit Segment(const std::string& path);
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  const Cols& cols() const { return cols_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  Cols cols_;
+};
+
+// Rows in memory (the delta, or a segment being built).
+class RowBuffer {
+ public:
+  void append(const RowInput& r);
+  // Copies row `r` of another view.
+  void append_from(const Cols& c, size_t r);
+  size_t size() const { return ord_.size(); }
+  Cols cols() const;
+  void clear();
+  // Writes the rows sorted by (time, ord, label) to `path` (temp file + fsync + rename).
+  void write_sorted(const std::string& path) const;
+
+ private:
+  std::vector<uint16_t> f16_;
+  std::vector<int8_t> i8_;
+  std::vector<float> scale_;
+  std::vector<uint64_t> ord_, label_;
+  std::vector<int64_t> time_;
+  std::vector<uint32_t> source_;
+  std::vector<uint8_t> first_;
+};
+
+// Rows of a sorted view with lo <= time <= hi: [begin, end).
+void time_range(const Cols& c, int64_t lo, int64_t hi, size_t* begin, size_t* end);
+
+}  // namespace nm

@@ -1,0 +1,286 @@
+#include "engine_wrap.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/kernels.h"
+
+namespace {
+
+using nm::kDims;
+
+// ---- argument conversion (cheap checks stay here: a wrong length must never reach a kernel) ----
+
+template <typename T>
+const T* typed(const Napi::Value& v, napi_typedarray_type type, size_t* len, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
+    throw Napi::TypeError::New(v.Env(), std::string(what) + " has the wrong type");
+  auto a = v.As<Napi::TypedArray>();
+  *len = a.ElementLength();
+  return reinterpret_cast<const T*>(static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
+}
+
+uint64_t as_id(double d, Napi::Env env) {
+  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) throw Napi::RangeError::New(env, "ids must be integers in [0, 2^53)");
+  return (uint64_t)d;
+}
+
+nm::Filter to_filter(const Napi::Value& v) {
+  nm::Filter f;
+  if (v.IsUndefined() || v.IsNull()) return f;
+  if (!v.IsObject()) throw Napi::TypeError::New(v.Env(), "filter must be an object");
+  auto o = v.As<Napi::Object>();
+  if (o.Has("tmin") && !o.Get("tmin").IsUndefined()) f.tmin = (int64_t)o.Get("tmin").As<Napi::Number>().DoubleValue();
+  if (o.Has("tmax") && !o.Get("tmax").IsUndefined()) f.tmax = (int64_t)o.Get("tmax").As<Napi::Number>().DoubleValue();
+  if (o.Has("firstOnly")) f.first_only = o.Get("firstOnly").ToBoolean();
+  if (o.Has("sources") && !o.Get("sources").IsUndefined() && !o.Get("sources").IsNull()) {
+    size_t n;
+    const uint8_t* p = typed<uint8_t>(o.Get("sources"), napi_uint8_array, &n, "filter.sources");
+    f.sources.assign(p, p + n);
+    // An all-zero bitmap must mean "nothing", not "no filter" (empty is "all").
+    if (f.sources.empty()) f.sources.push_back(0);
+  }
+  return f;
+}
+
+Napi::Object hits_to_js(Napi::Env env, const std::vector<nm::Hit>& hits) {
+  auto ords = Napi::Float64Array::New(env, hits.size());
+  auto labels = Napi::Float64Array::New(env, hits.size());
+  auto scores = Napi::Float32Array::New(env, hits.size());
+  for (size_t i = 0; i < hits.size(); i++) {
+    ords[i] = (double)hits[i].ord;
+    labels[i] = (double)hits[i].label;
+    scores[i] = hits[i].score;
+  }
+  auto o = Napi::Object::New(env);
+  o.Set("ords", ords);
+  o.Set("labels", labels);
+  o.Set("scores", scores);
+  return o;
+}
+
+// ---- workers: Execute() never touches N-API; errors go through SetError ----
+
+class Worker : public Napi::AsyncWorker {
+ public:
+  Worker(Napi::Env env, std::function<void()> run, std::function<Napi::Value(Napi::Env)> done)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), run_(std::move(run)), done_(std::move(done)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      run_();
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(done_(Env())); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::function<void()> run_;
+  std::function<Napi::Value(Napi::Env)> done_;
+};
+
+Napi::Promise queue(Napi::Env env, std::function<void()> run, std::function<Napi::Value(Napi::Env)> done) {
+  auto* w = new Worker(env, std::move(run), std::move(done));
+  auto p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "Engine",
+                       {InstanceMethod("append", &EngineWrap::Append), InstanceMethod("indexPending", &EngineWrap::IndexPending),
+                        InstanceMethod("seal", &EngineWrap::Seal), InstanceMethod("compact", &EngineWrap::Compact),
+                        InstanceMethod("saveHnsw", &EngineWrap::SaveHnsw), InstanceMethod("range", &EngineWrap::Range),
+                        InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("count", &EngineWrap::Count),
+                        InstanceMethod("stats", &EngineWrap::Stats)});
+  }
+
+  explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "Engine(options) needs an options object");
+    auto o = info[0].As<Napi::Object>();
+    nm::EngineOptions opt;
+    if (!o.Get("dir").IsString()) throw Napi::TypeError::New(env, "options.dir must be a string");
+    opt.dir = o.Get("dir").As<Napi::String>();
+    if (o.Has("connectivity")) opt.connectivity = o.Get("connectivity").As<Napi::Number>().Uint32Value();
+    if (o.Has("expansionAdd")) opt.expansion_add = o.Get("expansionAdd").As<Napi::Number>().Uint32Value();
+    if (o.Has("expansionSearch")) opt.expansion_search = o.Get("expansionSearch").As<Napi::Number>().Uint32Value();
+    try {
+      engine_ = std::make_shared<nm::Engine>(opt);
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, e.what());
+    }
+  }
+
+ private:
+  // append({labels, ords, times, sources, first, vectors}): copies rows into the delta.
+  Napi::Value Append(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "append(rows) needs an object");
+    auto o = info[0].As<Napi::Object>();
+    size_t n, m;
+    const double* labels = typed<double>(o.Get("labels"), napi_float64_array, &n, "rows.labels");
+    const double* ords = typed<double>(o.Get("ords"), napi_float64_array, &m, "rows.ords");
+    if (m != n) throw Napi::RangeError::New(env, "rows.ords length differs from rows.labels");
+    const double* times = typed<double>(o.Get("times"), napi_float64_array, &m, "rows.times");
+    if (m != n) throw Napi::RangeError::New(env, "rows.times length differs from rows.labels");
+    const uint32_t* sources = typed<uint32_t>(o.Get("sources"), napi_uint32_array, &m, "rows.sources");
+    if (m != n) throw Napi::RangeError::New(env, "rows.sources length differs from rows.labels");
+    const uint8_t* first = typed<uint8_t>(o.Get("first"), napi_uint8_array, &m, "rows.first");
+    if (m != n) throw Napi::RangeError::New(env, "rows.first length differs from rows.labels");
+    const float* vectors = typed<float>(o.Get("vectors"), napi_float32_array, &m, "rows.vectors");
+    if (m != n * kDims) throw Napi::RangeError::New(env, "rows.vectors must hold labels.length * 1024 floats");
+    std::vector<nm::RowInput> rows(n);
+    for (size_t i = 0; i < n; i++)
+      rows[i] = {as_id(labels[i], env), as_id(ords[i], env), (int64_t)times[i], sources[i], first[i], vectors + i * kDims};
+    try {
+      engine_->append(rows);
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, e.what());
+    }
+    return env.Undefined();
+  }
+
+  Napi::Value IndexPending(const Napi::CallbackInfo& info) {
+    size_t max = info[0].IsNumber() ? (size_t)info[0].As<Napi::Number>().DoubleValue() : SIZE_MAX;
+    size_t threads = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 2;
+    auto e = engine_;
+    auto added = std::make_shared<size_t>(0);
+    return queue(info.Env(), [e, max, threads, added] { *added = e->index_pending(max, threads); },
+                 [added](Napi::Env env) { return Napi::Number::New(env, (double)*added); });
+  }
+
+  Napi::Value Seal(const Napi::CallbackInfo& info) {
+    auto e = engine_;
+    return queue(info.Env(), [e] { e->seal(); }, [](Napi::Env env) { return env.Undefined(); });
+  }
+
+  Napi::Value Compact(const Napi::CallbackInfo& info) {
+    auto e = engine_;
+    return queue(info.Env(), [e] { e->compact(); }, [](Napi::Env env) { return env.Undefined(); });
+  }
+
+  Napi::Value SaveHnsw(const Napi::CallbackInfo& info) {
+    size_t threads = info[0].IsNumber() ? info[0].As<Napi::Number>().Uint32Value() : 2;
+    auto e = engine_;
+    return queue(info.Env(), [e, threads] { e->save_hnsw(threads); }, [](Napi::Env env) { return env.Undefined(); });
+  }
+
+  // range(queries: Float32Array (q*1024), specs: [{threshold, cap, filter}]) → Promise<[{ords, labels, scores, overflow}]>
+  Napi::Value Range(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    size_t n;
+    const float* q = typed<float>(info[0], napi_float32_array, &n, "queries");
+    if (!info[1].IsArray()) throw Napi::TypeError::New(env, "range(queries, specs) needs an array of specs");
+    auto specs = info[1].As<Napi::Array>();
+    size_t nq = specs.Length();
+    if (n != nq * kDims) throw Napi::RangeError::New(env, "queries must hold specs.length * 1024 floats");
+    auto qs = std::make_shared<std::vector<float>>(q, q + n);
+    auto queries = std::make_shared<std::vector<nm::RangeQuery>>(nq);
+    for (size_t i = 0; i < nq; i++) {
+      auto s = specs.Get(i).As<Napi::Object>();
+      (*queries)[i].q = qs->data() + i * kDims;
+      (*queries)[i].threshold = s.Get("threshold").As<Napi::Number>().FloatValue();
+      (*queries)[i].cap = s.Has("cap") ? (size_t)s.Get("cap").As<Napi::Number>().DoubleValue() : SIZE_MAX;
+      (*queries)[i].filter = to_filter(s.Get("filter"));
+    }
+    auto e = engine_;
+    auto out = std::make_shared<std::vector<nm::RangeResult>>();
+    return queue(env, [e, qs, queries, out] { *out = e->range(*queries); },
+                 [out](Napi::Env env) {
+                   auto arr = Napi::Array::New(env, out->size());
+                   for (size_t i = 0; i < out->size(); i++) {
+                     auto o = hits_to_js(env, (*out)[i].hits);
+                     o.Set("overflow", Napi::Boolean::New(env, (*out)[i].overflow));
+                     arr.Set(i, o);
+                   }
+                   return arr;
+                 });
+  }
+
+  // topk(query: Float32Array(1024), k, minScore, filter, mode: 'scan' | 'hnsw') → Promise<{ords, labels, scores, complete}>
+  Napi::Value TopK(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    size_t n;
+    const float* q = typed<float>(info[0], napi_float32_array, &n, "query");
+    if (n != kDims) throw Napi::RangeError::New(env, "query must hold 1024 floats");
+    size_t k = info[1].As<Napi::Number>().Uint32Value();
+    float min_score = info[2].As<Napi::Number>().FloatValue();
+    auto f = std::make_shared<nm::Filter>(to_filter(info[3]));
+    bool hnsw = info[4].IsString() && info[4].As<Napi::String>().Utf8Value() == "hnsw";
+    auto query = std::make_shared<std::vector<float>>(q, q + kDims);
+    auto e = engine_;
+    auto hits = std::make_shared<std::vector<nm::Hit>>();
+    auto complete = std::make_shared<bool>(true);
+    return queue(env,
+                 [=] {
+                   if (hnsw) *hits = e->topk_hnsw(query->data(), k, min_score, *f, complete.get());
+                   else *hits = e->topk(query->data(), k, min_score, *f);
+                 },
+                 [hits, complete](Napi::Env env) {
+                   auto o = hits_to_js(env, *hits);
+                   o.Set("complete", Napi::Boolean::New(env, *complete));
+                   return o;
+                 });
+  }
+
+  Napi::Value Count(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), (double)engine_->count(to_filter(info[0])));
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    nm::EngineStats s = engine_->stats();
+    auto o = Napi::Object::New(env);
+    o.Set("segments", (double)s.segments);
+    o.Set("segmentRows", (double)s.segment_rows);
+    o.Set("deltaRows", (double)s.delta_rows);
+    o.Set("hnswBase", (double)s.hnsw_base);
+    o.Set("hnswDelta", (double)s.hnsw_delta);
+    o.Set("hnswPending", (double)s.hnsw_pending);
+    o.Set("nextLabel", (double)s.next_label);
+    o.Set("isa", s.isa);
+    return o;
+  }
+
+  std::shared_ptr<nm::Engine> engine_;
+};
+
+}  // namespace
+
+Napi::Function InitEngine(Napi::Env env) { return EngineWrap::Init(env); }
+
+// measureBandwidth(bytes) → Promise<GB/s>: the best of several single-threaded passes that
+// read a buffer the way the scan reads its int8 column.
+Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) {
+  size_t bytes = info[0].IsNumber() ? (size_t)info[0].As<Napi::Number>().DoubleValue() : (size_t)1 << 30;
+  bytes &= ~(size_t)63;
+  auto gbps = std::make_shared<double>(0);
+  return queue(info.Env(),
+               [bytes, gbps] {
+                 std::vector<uint8_t> buf(bytes, 1);
+                 volatile uint64_t sink = 0;
+                 for (int pass = 0; pass < 5; pass++) {
+                   auto t0 = std::chrono::steady_clock::now();
+                   sink = sink + nm::kernels().sum_bytes(buf.data(), bytes);
+                   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                   *gbps = std::max(*gbps, bytes / s / 1e9);
+                 }
+               },
+               [gbps](Napi::Env env) { return Napi::Number::New(env, *gbps); });
+}
+
+// setIsa('auto' | 'generic' | 'avx2' | 'avx512') → the ISA now in use, or throws if unsupported.
+Napi::Value SetIsa(const Napi::CallbackInfo& info) {
+  std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "auto";
+  if (!nm::set_kernels(want.c_str())) throw Napi::Error::New(info.Env(), "this CPU does not support " + want);
+  return Napi::String::New(info.Env(), nm::kernels().isa);
+}

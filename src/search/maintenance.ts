@@ -1,0 +1,136 @@
+/**
+ * Keeps the native engine in step with LMDB: appends chunks LMDB has and the engine lacks,
+ * then, in the background and one task at a time, indexes them into HNSW, seals the delta
+ * into a segment, compacts segments and folds the HNSW delta into its base file.
+ */
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Catalog, Store } from '../store/index.js';
+import type { SearchEngine } from './engine.js';
+import { normalise } from './vector.js';
+
+const APPEND_BATCH = 4096;
+const INDEX_BATCH = 2048;
+/** Delta rows that make a segment. */
+const SEAL_ROWS = 65_536;
+/** Segments beyond this are merged into one. */
+const MAX_SEGMENTS = 8;
+/** HNSW delta size that triggers a fold into the base file (or this fraction of the base). */
+const FOLD_ROWS = 50_000;
+const FOLD_FRACTION = 0.25;
+
+export class Maintenance {
+  #chain: Promise<void> = Promise.resolve();
+  #busy = false;
+  #closed = false;
+  readonly threads = Math.max(1, os.availableParallelism());
+
+  constructor(
+    readonly store: Store,
+    readonly catalog: Catalog,
+    readonly engine: SearchEngine,
+    readonly log: Logger,
+  ) {}
+
+  /** Appends LMDB's new chunks to the engine (synchronous, cheap), then schedules the rest. */
+  sync(): number {
+    const from = this.engine.stats().nextLabel;
+    const to = this.store.nextLabel();
+    const c = this.catalog;
+    for (let start = from; start < to; start += APPEND_BATCH) {
+      const n = Math.min(APPEND_BATCH, to - start);
+      const rows = {
+        labels: new Float64Array(n),
+        ords: new Float64Array(n),
+        times: new Float64Array(n),
+        sources: new Uint32Array(n),
+        first: new Uint8Array(n),
+        vectors: new Float32Array(n * 1024),
+      };
+      for (let i = 0; i < n; i++) {
+        const label = start + i;
+        const ord = c.labelOrd[label];
+        rows.labels[i] = label;
+        rows.ords[i] = ord;
+        rows.times[i] = c.eventTime[ord];
+        rows.sources[i] = c.sourceId[ord];
+        rows.first[i] = c.first[ord];
+        rows.vectors.set(this.store.vector(label), i * 1024);
+      }
+      this.engine.append(rows);
+    }
+    if (to > from) this.schedule();
+    return Math.max(0, to - from);
+  }
+
+  /** Queues one round of background work (a no-op round when there is nothing to do). */
+  schedule(): void {
+    if (this.#busy || this.#closed) return;
+    this.#busy = true;
+    this.#chain = this.#chain
+      .then(() => this.#round(false))
+      .catch((e) => this.log.error({ err: e }, 'search engine maintenance failed'))
+      .finally(() => {
+        this.#busy = false;
+      });
+  }
+
+  /** Does everything now: index every pending chunk, seal, compact, fold HNSW; then checks recall. */
+  async flush(onProgress?: (done: number, total: number) => void): Promise<void> {
+    await this.#chain;
+    this.#chain = this.#round(true, onProgress);
+    await this.#chain;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#chain;
+    await this.engine.seal();
+  }
+
+  async #round(all: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
+    const total = this.engine.stats().hnswPending;
+    let done = 0;
+    // Small batches: each holds the HNSW delta's write lock while it adds.
+    while (!this.#closed || all) {
+      const added = await this.engine.indexPending(INDEX_BATCH, this.threads);
+      if (added === 0) break;
+      done += added;
+      onProgress?.(done, total);
+    }
+    let s = this.engine.stats();
+    if (s.deltaRows >= SEAL_ROWS || (all && s.deltaRows > 0)) await this.engine.seal();
+    if (this.engine.stats().segments > MAX_SEGMENTS) await this.engine.compact();
+    s = this.engine.stats();
+    if (s.hnswPending === 0 && (s.hnswDelta >= Math.max(FOLD_ROWS, s.hnswBase * FOLD_FRACTION) || (all && s.hnswDelta > 0))) {
+      const t0 = performance.now();
+      await this.engine.saveHnsw(this.threads);
+      this.log.info(`HNSW index saved: ${this.engine.stats().hnswBase} chunks (${Math.round(performance.now() - t0)} ms)`);
+      await this.checkRecall();
+    }
+  }
+
+  /**
+   * Recall of HNSW top-10 against the exact scan on held-out queries (stored chunk vectors
+   * with noise), logged after every build so a bad index shows up in the logs.
+   */
+  async checkRecall(queries = 20): Promise<number> {
+    const labels = this.store.nextLabel();
+    if (labels < 100) return 1;
+    let found = 0;
+    let expected = 0;
+    for (let i = 0; i < queries; i++) {
+      const label = Math.floor(((i + 0.5) / queries) * labels);
+      const v = this.store.vector(label);
+      const q = normalise(Array.from(v, (x, j) => x + Math.sin(j * 12.9898 + i) * 0.01))!;
+      const exact = await this.engine.topk(q, 10, -1, {}, 'scan');
+      const approx = await this.engine.topk(q, 10, -1, {}, 'hnsw');
+      const got = new Set(approx.ords);
+      expected += exact.ords.length;
+      for (const o of exact.ords) if (got.has(o)) found++;
+    }
+    const recall = expected ? found / expected : 1;
+    this.log.info(`HNSW top-10 recall on ${queries} held-out queries: ${recall.toFixed(4)} (${labels} chunks)`);
+    return recall;
+  }
+}
