@@ -24,6 +24,12 @@ Prepared prepare(const float* q) {
   return p;
 }
 
+constexpr size_t kAhead = 4;
+
+inline void prefetch_row(const int8_t* p) {
+  for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(p + o, 0, 0);
+}
+
 inline float approx(const Kernels& K, const Cols& c, size_t r, const Prepared& p) {
   return c.scale[r] * p.scale * (float)K.dot_i8_i16(c.i8 + r * kDims, p.code.data(), kDims);
 }
@@ -50,15 +56,19 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
     std::vector<std::vector<size_t>> cand(nq);
     for (size_t b = vlo; b < vhi; b += kBlock) {
       size_t be = std::min(vhi, b + kBlock);
+      bool lead = true;  // the first query in a block pulls it from memory; the rest hit cache
       for (size_t i = 0; i < nq; i++) {
         if (done[i]) continue;
         const RangeQuery& q = queries[i];
         float floor = q.threshold - kMargin;
         size_t r0 = std::max(b, lo[i]), r1 = std::min(be, hi[i]);
         for (size_t r = r0; r < r1; r++) {
+          // Keep several rows' loads in flight: one row alone does not saturate memory.
+          if (lead && r + kAhead < r1) prefetch_row(c.i8 + (r + kAhead) * kDims);
           if (!row_allowed(c, r, q.filter)) continue;
           if (approx(K, c, r, prep[i]) >= floor) cand[i].push_back(r);
         }
+        if (r0 < r1) lead = false;
       }
     }
     // Rescore candidates in f16; a revision's rows are adjacent, so its candidates are too.
@@ -100,6 +110,7 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
     float approx;
   };
   std::vector<Group> groups;
+  size_t prune_at = 8 * k + 1024;
   // A revision in the true top k scores >= kth_true >= kth_approx - margin, so its approx is
   // >= kth_approx - 2 * margin; the running k-th only rises, so pruning by it is safe.
   auto floor = [&]() {
@@ -122,9 +133,11 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
           groups.push_back({v, r, e, m});
           heap.push(m);
           if (heap.size() > k) heap.pop();
-          if (groups.size() > 8 * k + 1024) {
+          // Amortised pruning: only once the list has doubled since the last prune.
+          if (groups.size() > prune_at) {
             float fl = floor();
             groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.approx < fl; }), groups.end());
+            prune_at = std::max(prune_at, 2 * groups.size());
           }
         }
       }
