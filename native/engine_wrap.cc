@@ -100,7 +100,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                         InstanceMethod("seal", &EngineWrap::Seal), InstanceMethod("compact", &EngineWrap::Compact),
                         InstanceMethod("saveHnsw", &EngineWrap::SaveHnsw), InstanceMethod("range", &EngineWrap::Range),
                         InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("count", &EngineWrap::Count),
-                        InstanceMethod("stats", &EngineWrap::Stats)});
+                        InstanceMethod("stats", &EngineWrap::Stats), InstanceMethod("close", &EngineWrap::Close)});
   }
 
   explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
@@ -233,7 +233,16 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   Napi::Value Count(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), (double)engine_->count(to_filter(info[0])));
+    try {
+      return Napi::Number::New(info.Env(), (double)engine_->count(to_filter(info[0])));
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(info.Env(), e.what());
+    }
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    engine_->close();
+    return info.Env().Undefined();
   }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) {

@@ -4,12 +4,16 @@
  * (`--data-dir` ↔ `DATA_DIR`); see `newsmatch help`.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
 import { serve } from './main.js';
-import type { KeyScheme } from './platform/index.js';
-import { openService } from './service.js';
+import { KeyStore, type KeyScheme } from './platform/index.js';
+import { importFile, type ImportSummary } from './ingest/index.js';
+import { EngineLockedError } from './search/index.js';
+import { openService, type Service } from './service.js';
+import { Store } from './store/index.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
 
@@ -65,7 +69,22 @@ async function main(argv: string[]): Promise<number> {
 async function importCommand(config: Config, file: string): Promise<number> {
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
   const size = fs.statSync(file).size;
-  const service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  let service: Service;
+  try {
+    service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  } catch (e) {
+    if (!(e instanceof EngineLockedError)) throw e;
+    // A running server owns the search engine: write the records; it indexes them itself.
+    process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
+    const store = new Store(path.join(config.dataDir, 'lmdb'));
+    try {
+      const summary = await importFile(store, file, { onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
+      printSummary(file, summary);
+      return summary.rejected > 0 ? 1 : 0;
+    } finally {
+      await store.close();
+    }
+  }
   const bar = isInteractive() ? new SingleBar({ format: '{phase} [{bar}] {percentage}% | {value}/{total} {unit}', stream: process.stderr, hideCursor: true }) : null;
   bar?.start(size, 0, { phase: 'reading ', unit: 'bytes' });
   let indexing = false;
@@ -84,9 +103,7 @@ async function importCommand(config: Config, file: string): Promise<number> {
       },
     });
     bar?.stop();
-    process.stdout.write(
-      `imported ${file}: ${summary.articles} articles, ${summary.newRevisions} new revisions, ${summary.unchanged} unchanged, ${summary.rejected} rejected\n`,
-    );
+    printSummary(file, summary);
     return summary.rejected > 0 ? 1 : 0;
   } finally {
     bar?.stop();
@@ -94,27 +111,34 @@ async function importCommand(config: Config, file: string): Promise<number> {
   }
 }
 
+function printSummary(file: string, s: ImportSummary): void {
+  process.stdout.write(`imported ${file}: ${s.articles} articles, ${s.newRevisions} new revisions, ${s.unchanged} unchanged, ${s.rejected} rejected\n`);
+}
+
 async function keysCommand(config: Config, rest: string[], values: { scheme?: string; name?: string }): Promise<number> {
   const [sub, arg] = rest;
-  const service = await openService({ ...config, logLevel: 'warn' });
+  // Keys live in LMDB alone: no search engine needed, so this works beside a running server.
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const keys = new KeyStore(store);
   try {
     switch (sub) {
       case 'create': {
         const scheme = (values.scheme ?? 'bearer') as KeyScheme;
         if (scheme !== 'gateway' && scheme !== 'bearer') throw new UsageError('--scheme must be gateway or bearer');
-        const { id, secret } = service.keys.create({ scheme, name: values.name });
+        const { id, secret } = keys.create({ scheme, name: values.name });
         process.stdout.write(`created ${scheme} key ${id}${values.name ? ` (${values.name})` : ''}; the secret is shown only now:\n${secret}\n`);
         return 0;
       }
       case 'list':
-        for (const k of service.keys.list()) {
+        for (const k of keys.list()) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'live';
           process.stdout.write(`${k.id}  ${k.scheme.padEnd(7)}  ${state.padEnd(32)}  ${k.name ?? ''}\n`);
         }
         return 0;
       case 'revoke':
         if (!arg) throw new UsageError('keys revoke takes a key id');
-        if (!service.keys.revoke(arg)) {
+        if (!keys.revoke(arg)) {
           process.stderr.write(`no live key ${arg}\n`);
           return 1;
         }
@@ -124,7 +148,7 @@ async function keysCommand(config: Config, rest: string[], values: { scheme?: st
         throw new UsageError('keys takes create, list or revoke');
     }
   } finally {
-    await service.close();
+    await store.close();
   }
 }
 

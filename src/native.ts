@@ -51,6 +51,8 @@ export interface NativeEngine {
   topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter | null, mode: 'scan' | 'hnsw'): Promise<NativeHits & { complete: boolean }>;
   count(filter: NativeFilter | null): number;
   stats(): NativeStats;
+  /** Releases the directory lock (another process may then open it). */
+  close(): void;
 }
 
 export interface NativeAddon {

@@ -30,7 +30,13 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const catalog = new Catalog();
   catalog.catchUp(store);
-  const engine = openEngine(path.join(config.dataDir, 'engine'), store, config, log);
+  let engine: SearchEngine;
+  try {
+    engine = openEngine(path.join(config.dataDir, 'engine'), store, config, log);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
   const maintenance = new Maintenance(store, catalog, engine, log);
   const behind = store.nextLabel() - engine.stats().nextLabel;
   if (behind > 0) log.info(`search engine is behind LMDB by ${behind} chunks: catching up`);
@@ -62,6 +68,7 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     },
     async close() {
       await maintenance.close();
+      engine.close();
       await store.close();
     },
   };
@@ -79,6 +86,7 @@ function openEngine(dir: string, store: Store, config: Config, log: Logger): Sea
   let engine = new SearchEngine(dir, options);
   if (engine.stats().nextLabel > store.nextLabel()) {
     log.warn(`search engine in ${dir} holds chunks LMDB does not: rebuilding it from LMDB`);
+    engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
     engine = new SearchEngine(dir, options);
   } else if (fresh && store.nextLabel() > 0) {

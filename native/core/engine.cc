@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,13 @@ void fsync_dir(const std::string& dir) {
 // of an interrupted seal or compaction and are deleted at open.
 Engine::Engine(EngineOptions o) : opt_(std::move(o)) {
   ::mkdir(opt_.dir.c_str(), 0755);
+  // One process owns the directory (seals and compactions rename files in it).
+  lock_fd_ = ::open(join(opt_.dir, "LOCK").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) throw std::runtime_error("open " + join(opt_.dir, "LOCK") + ": " + std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    throw std::runtime_error("ELOCKED: " + opt_.dir + " is in use by another process (a running server?)");
+  }
   hnsw_ = std::make_unique<Hnsw>(opt_.connectivity, opt_.expansion_add, opt_.expansion_search);
   std::set<std::string> live;
   std::ifstream in(join(opt_.dir, kManifest));
@@ -76,7 +84,20 @@ Engine::Engine(EngineOptions o) : opt_(std::move(o)) {
   std::sort(pending_.begin(), pending_.end());
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void Engine::close() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  closed_ = true;
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+void Engine::check_open() const {
+  if (closed_) throw std::runtime_error("the search engine is closed");
+}
 
 void Engine::note_row(const Cols& c, size_t r) {
   uint64_t label = c.label[r];
@@ -103,6 +124,7 @@ const Engine::Attr* Engine::attr(uint64_t label) const {
 
 void Engine::append(const std::vector<RowInput>& rows) {
   std::unique_lock<std::shared_mutex> lock(mu_);
+  check_open();
   for (const RowInput& r : rows)
     if (r.label < next_label_) throw std::runtime_error("append: label " + std::to_string(r.label) + " is not new");
   size_t start = delta_.size();
@@ -166,6 +188,7 @@ void Engine::write_manifest_locked() {
 
 void Engine::seal() {
   std::lock_guard<std::mutex> m(maintenance_);
+  check_open();
   std::string name;
   size_t n;
   {
@@ -195,6 +218,7 @@ void Engine::seal() {
 
 void Engine::compact() {
   std::lock_guard<std::mutex> m(maintenance_);
+  check_open();
   std::string name;
   size_t merged;
   {
@@ -226,6 +250,7 @@ void Engine::compact() {
 
 void Engine::save_hnsw(size_t threads) {
   std::lock_guard<std::mutex> m(maintenance_);
+  check_open();
   uint64_t covered;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
@@ -246,16 +271,19 @@ std::vector<Cols> Engine::views_locked() const {
 
 std::vector<RangeResult> Engine::range(const std::vector<RangeQuery>& queries) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
   return range_batch(views_locked(), queries);
 }
 
 std::vector<Hit> Engine::topk(const float* q, size_t k, float min_score, const Filter& f) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
   return topk_scan(views_locked(), q, k, min_score, f);
 }
 
 std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, const Filter& f, bool* complete) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
   *complete = false;
   if (!pending_.empty() || k == 0) return {};
   std::vector<uint16_t> q16(kDims), v16(kDims);
@@ -303,6 +331,7 @@ std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, co
 
 uint64_t Engine::count(const Filter& f) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
   return count_allowed(views_locked(), f);
 }
 

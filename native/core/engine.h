@@ -53,6 +53,8 @@ class Engine {
   std::vector<Hit> topk_hnsw(const float* q, size_t k, float min_score, const Filter& f, bool* complete) const;
   uint64_t count(const Filter& f) const;
   EngineStats stats() const;
+  // Releases the directory lock; later calls throw. Memory goes when the last user lets go.
+  void close();
 
  private:
   struct Attr {
@@ -80,6 +82,9 @@ class Engine {
   std::unique_ptr<Hnsw> hnsw_;
   std::vector<uint64_t> pending_;  // labels not yet in HNSW, ascending
   std::mutex maintenance_;         // one seal / compact / save at a time
+  int lock_fd_ = -1;               // flock on dir/LOCK: one process owns an engine directory
+  std::atomic<bool> closed_{false};
+  void check_open() const;
 };
 
 }  // namespace nm

@@ -61,7 +61,10 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
   });
   app.addHook('onRequest', async (req) => {
-    if (req.routeOptions.config.auth) req.apiKey = authenticate(service, req);
+    if (!req.routeOptions.config.auth) return;
+    // One fresh LMDB snapshot per request: keys and records written by other processes count.
+    service.store.refresh();
+    req.apiKey = authenticate(service, req);
   });
   app.addHook('preValidation', async (req) => {
     if (req.method === 'POST' && req.body === undefined) req.body = {};

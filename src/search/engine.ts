@@ -38,12 +38,17 @@ export class SearchEngine {
   readonly batches = { passes: 0, queries: 0 };
 
   constructor(dir: string, readonly options: EngineOptions) {
-    this.#engine = new native.Engine({
-      dir,
-      connectivity: options.connectivity,
-      expansionAdd: options.expansionAdd,
-      expansionSearch: options.expansionSearch,
-    });
+    try {
+      this.#engine = new native.Engine({
+        dir,
+        connectivity: options.connectivity,
+        expansionAdd: options.expansionAdd,
+        expansionSearch: options.expansionSearch,
+      });
+    } catch (e) {
+      if ((e as Error).message.startsWith('ELOCKED')) throw new EngineLockedError(dir);
+      throw e;
+    }
   }
 
   static get isa(): string {
@@ -92,6 +97,10 @@ export class SearchEngine {
     return this.#engine.saveHnsw(threads);
   }
 
+  close(): void {
+    this.#engine.close();
+  }
+
   #schedule(): void {
     if (this.#scheduled || this.#inFlight >= this.options.passes) return;
     this.#scheduled = true;
@@ -121,5 +130,13 @@ export class SearchEngine {
         if (this.#queue.length > 0) this.#schedule();
       });
     if (this.#queue.length > 0) this.#schedule();
+  }
+}
+
+/** Another process (a running server) owns the engine directory. */
+export class EngineLockedError extends Error {
+  readonly name = 'EngineLockedError';
+  constructor(readonly dir: string) {
+    super(`${dir} is in use by another newsmatch process`);
   }
 }

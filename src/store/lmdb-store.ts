@@ -111,6 +111,14 @@ export class Store {
     this.keyHashes = this.root.openDB({ name: 'keyHashes' });
   }
 
+  /**
+   * Renews the read snapshot, so writes by other processes (an import, `keys create`) become
+   * visible; lmdb-js otherwise keeps reading from the snapshot it has.
+   */
+  refresh(): void {
+    this.root.resetReadTxn();
+  }
+
   /** Revisions stored so far (ords are 0 … nextOrd-1). */
   nextOrd(): number {
     return this.meta.get('nextOrd') ?? 0;

@@ -1,0 +1,291 @@
+/**
+ * A large benchmark corpus, built once and cached: BENCH_CHUNKS chunks (default 1,000,000) of
+ * clustered 1024-d unit vectors, written straight into LMDB (no JSONL), then synced into the
+ * native engine, sealed and indexed in HNSW by the shipped maintenance path. The data
+ * directory lives in BENCH_DATA_DIR (default /tmp/newsmatch-bench-<chunks>) and is reused
+ * when its marker file (written last) says it is complete; delete the folder to rebuild.
+ *
+ * The vectors follow test/helpers/corpus.ts: a weighted sum of independent random directions,
+ * one per level a chunk belongs to (a common anisotropic direction, its section of topics,
+ * topic, story, article and chunk), so unrelated chunks score about 0.25, same topic about
+ * 0.5, same story 0.65, same article 0.8. Six sources with skewed weights, times spread
+ * uniformly over 2025, about 20% of articles edited once or twice (an edit replaces the
+ * headline chunk and some others, keeping the rest). Vectors are made one article at a time
+ * and never held together.
+ *
+ * Run alone to build: `BENCH_CHUNKS=100000 npx tsx bench/big-corpus.ts`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { normalise } from '../src/search/index.js';
+import { openService, type Service } from '../src/service.js';
+import type { RevisionInput } from '../src/store/index.js';
+import { Rng } from '../test/helpers/rng.js';
+import { envInt } from './corpus.js';
+
+const DIM = 1024;
+export const BENCH_SEED = 20250101;
+/** 2025-01-01T00:00:00Z: the corpus covers this year. */
+export const START_SEC = 1_735_689_600;
+export const DAYS = 365;
+
+const SOURCES = [
+  { name: 'Daily Ledger', homepage: 'https://www.dailyledger.example/' },
+  { name: 'Wire One', homepage: 'https://wireone.example/' },
+  { name: 'The Harbor Post', homepage: 'https://harborpost.example/' },
+  { name: 'Metro Courier', homepage: 'https://metrocourier.example/' },
+  { name: 'Northern Gazette', homepage: 'https://northerngazette.example/' },
+  { name: 'Café Économie', homepage: 'https://cafe-economie.example/' },
+];
+const SOURCE_WEIGHTS = [0.3, 0.24, 0.16, 0.13, 0.11, 0.06];
+const WORDS = ['port', 'rates', 'wildfire', 'chips', 'rail', 'vaccine', 'election', 'housing', 'drought', 'launch', 'tariffs', 'teachers'];
+
+export interface BigCorpusInfo {
+  chunks: number;
+  revisions: number;
+  articles: number;
+  seed: number;
+  /** Milliseconds for each build phase, as first built. */
+  buildMs: { generateAndWrite: number; sync: number; flush: number; total: number };
+  builtAt: string;
+}
+
+export const benchChunks = (): number => envInt('BENCH_CHUNKS', 1_000_000);
+export const benchDataDir = (chunks = benchChunks()): string => process.env.BENCH_DATA_DIR ?? `/tmp/newsmatch-bench-${chunks}`;
+const MARKER = 'bench-corpus.json';
+
+/**
+ * Gaussian noise from a fixed table indexed by a fast xorshift: 1024 Box-Muller draws per
+ * vector for a million vectors would take most of a minute, and the table's values are
+ * themselves standard normals, so the sums below keep the corpus' cosine structure.
+ */
+class Noise {
+  readonly table: Float64Array;
+  #s: number;
+  constructor(rng: Rng, bits = 20) {
+    this.table = new Float64Array(1 << bits);
+    for (let i = 0; i < this.table.length; i++) this.table[i] = rng.gauss();
+    this.#s = (rng.int(2 ** 31) | 1) >>> 0;
+  }
+  /** A random unit vector (float64). */
+  unit(): Float64Array {
+    const out = new Float64Array(DIM);
+    const mask = this.table.length - 1;
+    let s = this.#s;
+    let sum = 0;
+    for (let i = 0; i < DIM; i++) {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      const v = this.table[(s >>> 0) & mask];
+      out[i] = v;
+      sum += v * v;
+    }
+    this.#s = s;
+    const inv = 1 / Math.sqrt(sum);
+    for (let i = 0; i < DIM; i++) out[i] *= inv;
+    return out;
+  }
+}
+
+/** base + sqrt(w) * unit, in place on a copy. */
+function add(base: Float64Array, w: number, unit: Float64Array): Float64Array {
+  const out = Float64Array.from(base);
+  const k = Math.sqrt(w);
+  for (let i = 0; i < DIM; i++) out[i] += k * unit[i];
+  return out;
+}
+
+function toUnitF32(v: Float64Array): Float32Array {
+  let s = 0;
+  for (let i = 0; i < DIM; i++) s += v[i] * v[i];
+  const inv = 1 / Math.sqrt(s);
+  const out = new Float32Array(DIM);
+  for (let i = 0; i < DIM; i++) out[i] = v[i] * inv;
+  return out;
+}
+
+/**
+ * Yields batches of revisions (first revision of each article followed by its edits, so an
+ * edit always finds its article stored) until about `target` chunks have been made.
+ */
+function* generate(target: number, seed: number, batchRevisions = 256): Generator<{ batch: RevisionInput[]; chunks: number; articles: number }> {
+  const rng = new Rng(seed);
+  const noise = new Noise(rng);
+  const W = { common: 0.25, section: 0.12, topic: 0.15, story: 0.13 };
+  const nTopics = 40;
+  const nStories = 4;
+  const nSections = 8;
+  const common = noise.unit();
+  const sections = Array.from({ length: nSections }, () => noise.unit());
+  const storySums: Float64Array[][] = [];
+  for (let t = 0; t < nTopics; t++) {
+    const c = Float64Array.from(common, (x) => x * Math.sqrt(W.common));
+    const tsum = add(add(c, W.section, sections[t % nSections]), W.topic, noise.unit());
+    storySums.push(Array.from({ length: nStories }, () => add(tsum, W.story, noise.unit())));
+  }
+  let chunks = 0;
+  let articles = 0;
+  let batch: RevisionInput[] = [];
+  while (chunks < target) {
+    const a = articles++;
+    const topic = rng.int(nTopics);
+    const story = rng.int(nStories);
+    const src = SOURCES[rng.weighted(SOURCE_WEIGHTS)];
+    const artSum = add(storySums[topic][story], rng.uniform(0.1, 0.2), noise.unit());
+    const chunkW = rng.uniform(0.12, 0.3);
+    const chunkVec = () => toUnitF32(add(artSum, chunkW, noise.unit()));
+    const published = START_SEC + rng.int(DAYS * 86400);
+    const word = WORDS[topic % WORDS.length];
+    const url = `${src.homepage}${a}/${word}-${topic}-${story}`;
+    const n = rng.range(3, 6);
+    let texts = Array.from({ length: n }, (_, i) => `${word} ${topic}.${story} article ${a} part ${i}`);
+    let vectors = Array.from({ length: n }, chunkVec);
+    const title = `${word} story ${story}: article ${a}`;
+    batch.push({
+      url,
+      source: src.name,
+      sourceHomepage: src.homepage,
+      title,
+      body: `${title}. A short generated snippet about ${word}.`,
+      text: texts.join(' '),
+      publishedAt: published,
+      chunks: texts.map((text, i) => ({ text, vector: vectors[i] })),
+    });
+    chunks += n;
+    if (rng.chance(0.2)) {
+      const edits = rng.chance(0.3) ? 2 : 1;
+      let t = published;
+      for (let e = 1; e <= edits && chunks < target; e++) {
+        t += rng.range(600, 3 * 86400);
+        texts = texts.slice();
+        vectors = vectors.slice();
+        for (let i = 0; i < n; i++) {
+          if (i === 0 || rng.chance(0.4)) {
+            texts[i] = `${texts[i]} (update ${e})`;
+            vectors[i] = chunkVec();
+          }
+        }
+        batch.push({
+          url,
+          source: src.name,
+          sourceHomepage: src.homepage,
+          title: `${title} (update ${e})`,
+          body: `Updated ${e}: ${title}.`,
+          text: texts.join(' '),
+          publishedAt: published,
+          revisedAt: t,
+          chunks: texts.map((text, i) => ({ text, vector: vectors[i] })),
+        });
+        chunks += n;
+      }
+    }
+    if (batch.length >= batchRevisions || chunks >= target) {
+      yield { batch, chunks, articles };
+      batch = [];
+    }
+  }
+}
+
+export function benchConfig(dir: string, env: Record<string, string> = {}) {
+  return loadConfig({ DATA_DIR: dir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...env });
+}
+
+/** Reads the marker of a complete corpus, or null. */
+export function readMarker(dir: string): BigCorpusInfo | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, MARKER), 'utf8')) as BigCorpusInfo;
+  } catch {
+    return null;
+  }
+}
+
+/** Builds the corpus in `dir` unless a complete one is there. Returns its marker. */
+export async function ensureBigCorpus(chunks = benchChunks(), dir = benchDataDir(chunks)): Promise<BigCorpusInfo> {
+  const have = readMarker(dir);
+  if (have && have.chunks >= chunks) {
+    console.log(`using cached corpus in ${dir}: ${have.chunks} chunks, ${have.revisions} revisions (built in ${(have.buildMs.total / 1000).toFixed(0)} s)`);
+    return have;
+  }
+  if (fs.existsSync(dir)) {
+    console.log(`${dir} is incomplete: removing it and rebuilding`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`building a corpus of ${chunks} chunks in ${dir}…`);
+  const t0 = performance.now();
+  // The build logs at info so the HNSW save and its recall check show.
+  const service = await openService(loadConfig({ DATA_DIR: dir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }));
+  let revisions = 0;
+  let articles = 0;
+  let lastPrint = 0;
+  for (const step of generate(chunks, BENCH_SEED)) {
+    const out = service.store.writeRevisions(step.batch);
+    const bad = out.find((o) => o.status !== 'new');
+    if (bad) throw new Error(`generated revision not stored: ${JSON.stringify(bad)}`);
+    revisions += step.batch.length;
+    articles = step.articles;
+    const now = performance.now();
+    if (now - lastPrint > 5000 || step.chunks >= chunks) {
+      lastPrint = now;
+      const s = (now - t0) / 1000;
+      console.log(`  written ${step.chunks} chunks, ${revisions} revisions (${s.toFixed(0)} s, ${(step.chunks / s).toFixed(0)} chunks/s)`);
+    }
+  }
+  const tWritten = performance.now();
+  service.sync();
+  const tSynced = performance.now();
+  console.log(`  engine caught up with LMDB in ${((tSynced - tWritten) / 1000).toFixed(1)} s; indexing HNSW…`);
+  // The sync above already queued a background round that indexes everything, so flush()'s
+  // own progress callback may never fire: poll the engine instead.
+  const timer = setInterval(() => {
+    const st = service.engine.stats();
+    const s = (performance.now() - tSynced) / 1000;
+    const done = st.nextLabel - st.hnswPending;
+    const phase = st.hnswPending > 0 ? 'adding to HNSW delta' : 'seal + fold HNSW into its base file (usearch rebuild) + save';
+    console.log(`  ${done}/${st.nextLabel} chunks in HNSW (${s.toFixed(0)} s, ${(done / s).toFixed(0)} chunks/s; ${phase})`);
+  }, 15_000);
+  await service.maintenance.flush();
+  clearInterval(timer);
+  const tFlushed = performance.now();
+  const stats = service.engine.stats();
+  await service.close();
+  const info: BigCorpusInfo = {
+    chunks: stats.nextLabel,
+    revisions,
+    articles,
+    seed: BENCH_SEED,
+    buildMs: { generateAndWrite: tWritten - t0, sync: tSynced - tWritten, flush: tFlushed - tSynced, total: performance.now() - t0 },
+    builtAt: new Date().toISOString(),
+  };
+  console.log(`  engine: ${JSON.stringify(stats)}`);
+  fs.writeFileSync(path.join(dir, MARKER), JSON.stringify(info, null, 2));
+  console.log(
+    `built in ${(info.buildMs.total / 1000).toFixed(0)} s (generate + LMDB ${(info.buildMs.generateAndWrite / 1000).toFixed(0)} s, ` +
+      `engine sync ${(info.buildMs.sync / 1000).toFixed(0)} s, HNSW + seal + save ${(info.buildMs.flush / 1000).toFixed(0)} s)`,
+  );
+  return info;
+}
+
+/**
+ * Query vectors near real chunks, as a paraphrase would be: a stored chunk vector (read from
+ * LMDB) plus uniform noise of about 0.18 in norm, so the source chunk scores about 0.98.
+ * Deterministic from `seed`.
+ */
+export function benchQueries(service: Service, n: number, seed = 99, noise = 0.02): { label: number; query: Float32Array }[] {
+  const rng = new Rng(seed);
+  const labels = service.store.nextLabel();
+  const out: { label: number; query: Float32Array }[] = [];
+  for (let i = 0; i < n; i++) {
+    const label = rng.int(labels);
+    const base = service.store.vector(label);
+    out.push({ label, query: normalise(Array.from(base, (v) => v + (rng.next() - 0.5) * noise))! });
+  }
+  return out;
+}
+
+export const sourceNames = SOURCES.map((s) => s.name);
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await ensureBigCorpus();
+}

@@ -1,0 +1,151 @@
+/**
+ * HTTP load on the served benchmark corpus (bench/big-corpus.ts; BENCH_CHUNKS, default
+ * 1,000,000): autocannon against a server on 127.0.0.1 running in a child process (so the
+ * load generator's own work does not sit on the server's event loop; both share the
+ * machine's cores, which makes these figures a floor). Runs, each BENCH_SECONDS (default 12):
+ *
+ * 1. GET /v1/sources alone: the HTTP stack's own cost, the baseline row.
+ * 2. order=relevance, a vector, limit 50 (include_edits=false, the API default), from a pool
+ *    of BENCH_POOL (default 64) distinct query bodies.
+ * 3. order=time, a vector, limit 50, min_score set per query so ~300 first revisions match.
+ * 4. GET /v1/sources while order=time queries run beside it: if a scan ever ran on the event
+ *    loop, this p99 would show it.
+ *
+ * Prints a table (req/s, p50, p99, and the server's event-loop delay p99) whose last column
+ * is req/s relative to the baseline row, then one line `load: ...`.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { buildApp } from '../src/http/app.js';
+import { openService } from '../src/service.js';
+import { benchChunks, benchConfig, benchDataDir, benchQueries, ensureBigCorpus } from './big-corpus.js';
+import { envInt } from './corpus.js';
+
+const chunks = benchChunks();
+const dir = benchDataDir(chunks);
+
+interface Ready {
+  port: number;
+  secret: string;
+  relevance: string[];
+  time: string[];
+  openMs: number;
+  rssMB: number;
+}
+
+if (process.argv[2] === 'serve') {
+  // The child: serve the corpus, hand back the port, a key and the query bodies.
+  const t0 = performance.now();
+  const service = await openService(benchConfig(dir));
+  const app = await buildApp(service);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const openMs = performance.now() - t0;
+  const port = (app.server.address() as { port: number }).port;
+  const { secret } = service.keys.create({ scheme: 'bearer', name: 'bench-load' });
+  const pool = envInt('BENCH_POOL', 64);
+  const queries = benchQueries(service, pool, 7);
+  const first = service.search.filter({ includeEdits: false, sources: null });
+  const relevance: string[] = [];
+  const time: string[] = [];
+  for (const { query } of queries) {
+    const vector = Array.from(query);
+    relevance.push(JSON.stringify({ vector, order: 'relevance', limit: 50 }));
+    // min_score at the 300th best first revision: a typical order=time result set.
+    const top = await service.engine.topk(query, 300, -1, first, 'scan');
+    time.push(JSON.stringify({ vector, order: 'time', limit: 50, min_score: top.scores[top.scores.length - 1] }));
+  }
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  process.on('message', (m: string) => {
+    if (m === 'reset') {
+      delay.reset();
+      process.send!({ reset: true });
+    } else if (m === 'report') {
+      process.send!({ loopP99: delay.percentile(99) / 1e6, loopMax: delay.max / 1e6, plans: service.search.plans, batches: service.engine.batches });
+    } else if (m === 'close') {
+      void app.close().then(() => service.close()).then(() => process.exit(0));
+    }
+  });
+  const ready: Ready = { port, secret, relevance, time, openMs, rssMB: process.memoryUsage().rss / 1e6 };
+  process.send!(ready);
+} else {
+  await ensureBigCorpus(chunks, dir);
+  const seconds = envInt('BENCH_SECONDS', 12);
+  const connections = envInt('BENCH_CONNECTIONS', 16);
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx'], env: process.env });
+  const ask = <T>(msg: string | null): Promise<T> =>
+    new Promise((resolve, reject) => {
+      child.once('message', (m) => resolve(m as T));
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+      if (msg) child.send(msg);
+    });
+  const ready = await ask<Ready>(null);
+  console.log(`server on 127.0.0.1:${ready.port}: opened ${chunks} chunks in ${ready.openMs.toFixed(0)} ms, RSS ${ready.rssMB.toFixed(0)} MB after building the query pool`);
+  const base = `http://127.0.0.1:${ready.port}`;
+  const headers = { authorization: `Bearer ${ready.secret}`, 'content-type': 'application/json' };
+
+  /** One autocannon run; POST bodies rotate through `bodies` across all connections. */
+  const cannon = (path: string, bodies: string[] | null, conns: number, duration: number) => {
+    let i = 0;
+    return autocannon({
+      url: base,
+      connections: conns,
+      duration,
+      headers,
+      requests: [
+        bodies
+          ? { method: 'POST', path, setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[i++ % bodies.length] }) }
+          : { method: 'GET', path },
+      ],
+    });
+  };
+  type Result = Awaited<ReturnType<typeof autocannon>>;
+  const rows: { name: string; r: Result; loopP99: number; loopMax: number }[] = [];
+  const run = async (name: string, go: () => Promise<Result>) => {
+    await ask('reset');
+    const r = await go();
+    const rep = await ask<{ loopP99: number; loopMax: number }>('report');
+    const bad = r.non2xx + r.errors + r.timeouts;
+    console.log(`  ${name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : ''}`);
+    rows.push({ name, r, loopP99: rep.loopP99, loopMax: rep.loopMax });
+    return r;
+  };
+
+  // Warm-up: page cache, JIT, HNSW pages.
+  await cannon('/v1/match', ready.relevance, 4, 3);
+  await cannon('/v1/match', ready.time, 4, 3);
+
+  await run('GET /v1/sources alone (baseline)', () => cannon('/v1/sources', null, 4, Math.min(seconds, 8)));
+  const relevance = await run(`relevance, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.relevance, connections, seconds));
+  const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds));
+  // Both at once: the event loop must keep answering /v1/sources while scans run.
+  let rangeUnderSources: Result | undefined;
+  const sources = await run(`GET /v1/sources under order=time load`, async () => {
+    const load = cannon('/v1/match', ready.time, connections, seconds + 1);
+    await new Promise((r) => setTimeout(r, 500));
+    const s = await cannon('/v1/sources', null, 2, seconds - 1);
+    rangeUnderSources = await load;
+    return s;
+  });
+  const final = await ask<{ plans: unknown; batches: { passes: number; queries: number } }>('report');
+  await ask('close').catch(() => undefined);
+
+  const base0 = rows[0].r.requests.average;
+  console.log(`\nload on ${chunks} chunks (${seconds} s a run, server and autocannon sharing the machine's cores)`);
+  console.log(`${'run'.padEnd(46)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'loop p99'.padStart(9)} ${'failed'.padStart(7)}  ${'req/s ÷ baseline'.padStart(16)}`);
+  for (const { name, r, loopP99 } of rows) {
+    const bad = r.non2xx + r.errors + r.timeouts;
+    console.log(
+      `${name.padEnd(46)} ${r.requests.average.toFixed(0).padStart(8)} ${String(r.latency.p50).padStart(8)} ${String(r.latency.p99).padStart(8)} ${loopP99.toFixed(1).padStart(9)} ${String(bad).padStart(7)}  ${(r.requests.average / base0).toFixed(3).padStart(15)}x`,
+    );
+  }
+  if (rangeUnderSources) console.log(`(order=time beside it: ${rangeUnderSources.requests.average.toFixed(0)} req/s, p99 ${rangeUnderSources.latency.p99} ms)`);
+  const b = final.batches;
+  console.log(`server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`);
+  console.log(
+    `load: relevance_rps=${relevance.requests.average.toFixed(0)} relevance_p99_ms=${relevance.latency.p99} ` +
+      `time_rps=${time.requests.average.toFixed(0)} time_p99_ms=${time.latency.p99} sources_p99_under_range_ms=${sources.latency.p99}`,
+  );
+}
