@@ -12,7 +12,8 @@
  *    loop, this p99 would show it.
  *
  * Prints a table (req/s, p50, p99, and the server's event-loop delay p99) whose last column
- * is req/s relative to the baseline row, then one line `load: ...`.
+ * is req/s relative to the baseline row, then one line `load: ...`. BENCH_CPU_PROF=<dir> writes
+ * the server's V8 CPU profile there.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -74,11 +75,15 @@ if (process.argv[2] === 'serve') {
   await ensureBigCorpus(chunks, dir);
   const seconds = envInt('BENCH_SECONDS', 12);
   const connections = envInt('BENCH_CONNECTIONS', 16);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx'], env: process.env });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], env: process.env });
   const ask = <T>(msg: string | null): Promise<T> =>
     new Promise((resolve, reject) => {
-      child.once('message', (m) => resolve(m as T));
-      child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+      const exited = (code: number | null) => reject(new Error(`server exited with ${code}`));
+      child.once('exit', exited);
+      child.once('message', (m) => {
+        child.off('exit', exited);
+        resolve(m as T);
+      });
       if (msg) child.send(msg);
     });
   const ready = await ask<Ready>(null);

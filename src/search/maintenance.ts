@@ -10,7 +10,12 @@ import type { SearchEngine } from './engine.js';
 import { normalise } from './vector.js';
 
 const APPEND_BATCH = 4096;
-const INDEX_BATCH = 2048;
+/**
+ * Chunks per indexPending call. Each call locates its rows with one pass over the views, so
+ * batches are large; HNSW is not used for queries while chunks are pending, so holding its
+ * write lock for a batch costs no query anything.
+ */
+const INDEX_BATCH = 65_536;
 /** Delta rows that make a segment. */
 const SEAL_ROWS = 65_536;
 /** Segments beyond this are merged into one. */
@@ -91,7 +96,6 @@ export class Maintenance {
   async #round(all: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
     const total = this.engine.stats().hnswPending;
     let done = 0;
-    // Small batches: each holds the HNSW delta's write lock while it adds.
     while (!this.#closed || all) {
       const added = await this.engine.indexPending(INDEX_BATCH, this.threads);
       if (added === 0) break;
