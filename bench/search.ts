@@ -1,6 +1,6 @@
 /**
  * The search core on a large cached corpus (bench/big-corpus.ts; BENCH_CHUNKS, default
- * 1,000,000): recall of the native engine against the float32 JS oracle (exactRange), and
+ * 300,000; the issue's size is 1,000,000): recall of the native engine against the float32 JS oracle (exactRange), and
  * its speed against its own limits, all measured in this process:
  *
  * - recall_time: order=time sets (service.search.range) against the oracle at thresholds
