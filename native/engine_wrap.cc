@@ -46,6 +46,16 @@ nm::Filter to_filter(const Napi::Value& v) {
   return f;
 }
 
+// A cap: a non-negative integer, or Infinity / absent for none.
+size_t to_cap(const Napi::Value& v) {
+  if (v.IsUndefined()) return SIZE_MAX;
+  if (!v.IsNumber()) throw Napi::TypeError::New(v.Env(), "spec.cap must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (d == INFINITY) return SIZE_MAX;
+  if (!(d >= 0) || std::floor(d) != d || d > 9007199254740991.0) throw Napi::RangeError::New(v.Env(), "spec.cap must be a non-negative integer or Infinity");
+  return (size_t)d;
+}
+
 Napi::Object hits_to_js(Napi::Env env, const std::vector<nm::Hit>& hits) {
   auto ords = Napi::Float64Array::New(env, hits.size());
   auto labels = Napi::Float64Array::New(env, hits.size());
@@ -188,8 +198,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     for (size_t i = 0; i < nq; i++) {
       auto s = specs.Get(i).As<Napi::Object>();
       (*queries)[i].q = qs->data() + i * kDims;
+      if (!s.Get("threshold").IsNumber()) throw Napi::TypeError::New(env, "spec.threshold must be a number");
       (*queries)[i].threshold = s.Get("threshold").As<Napi::Number>().FloatValue();
-      (*queries)[i].cap = s.Has("cap") ? (size_t)s.Get("cap").As<Napi::Number>().DoubleValue() : SIZE_MAX;
+      (*queries)[i].cap = to_cap(s.Get("cap"));
       (*queries)[i].filter = to_filter(s.Get("filter"));
     }
     auto e = engine_;
@@ -206,35 +217,52 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                  });
   }
 
-  // topk(query: Float32Array(1024), k, minScore, filter, mode: 'scan' | 'hnsw') → Promise<{ords, labels, scores, complete}>
+  // topk(query, k, minScore, filter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?) → Promise<{ords, labels, scores, complete, plan}>
   Napi::Value TopK(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     size_t n;
     const float* q = typed<float>(info[0], napi_float32_array, &n, "query");
     if (n != kDims) throw Napi::RangeError::New(env, "query must hold 1024 floats");
-    size_t k = info[1].As<Napi::Number>().Uint32Value();
+    if (!info[1].IsNumber() || !info[2].IsNumber()) throw Napi::TypeError::New(env, "topk(query, k, minScore, ...) needs numbers");
+    double kd = info[1].As<Napi::Number>().DoubleValue();
+    if (!(kd >= 0) || std::floor(kd) != kd || kd > 1e6) throw Napi::RangeError::New(env, "k must be an integer in [0, 1e6]");
+    size_t k = (size_t)kd;
     float min_score = info[2].As<Napi::Number>().FloatValue();
     auto f = std::make_shared<nm::Filter>(to_filter(info[3]));
-    bool hnsw = info[4].IsString() && info[4].As<Napi::String>().Utf8Value() == "hnsw";
+    std::string mode = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "scan";
+    if (mode != "scan" && mode != "hnsw" && mode != "auto") throw Napi::TypeError::New(env, "mode must be scan, hnsw or auto");
+    // 'auto': the planner, with info[5] = most allowed rows worth a scan.
+    uint64_t scan_max = info[5].IsNumber() ? (uint64_t)info[5].As<Napi::Number>().DoubleValue() : 50000;
     auto query = std::make_shared<std::vector<float>>(q, q + kDims);
     auto e = engine_;
     auto hits = std::make_shared<std::vector<nm::Hit>>();
     auto complete = std::make_shared<bool>(true);
+    auto plan = std::make_shared<std::string>(mode);
     return queue(env,
                  [=] {
-                   if (hnsw) *hits = e->topk_hnsw(query->data(), k, min_score, *f, complete.get());
-                   else *hits = e->topk(query->data(), k, min_score, *f);
+                   if (mode == "hnsw") {
+                     *hits = e->topk_hnsw(query->data(), k, min_score, *f, complete.get());
+                   } else if (mode == "scan") {
+                     *hits = e->topk(query->data(), k, min_score, *f);
+                   } else {
+                     nm::Engine::Plan p;
+                     *hits = e->topk_planned(query->data(), k, min_score, *f, scan_max, &p);
+                     *plan = p == nm::Engine::Plan::ScanSmall ? "scan" : p == nm::Engine::Plan::ScanPending ? "scan-pending"
+                           : p == nm::Engine::Plan::Hnsw ? "hnsw" : "hnsw-then-scan";
+                   }
                  },
-                 [hits, complete](Napi::Env env) {
+                 [hits, complete, plan](Napi::Env env) {
                    auto o = hits_to_js(env, *hits);
                    o.Set("complete", Napi::Boolean::New(env, *complete));
+                   o.Set("plan", Napi::String::New(env, *plan));
                    return o;
                  });
   }
 
   Napi::Value Count(const Napi::CallbackInfo& info) {
+    nm::Filter f = to_filter(info[0]);  // throws TypeError for a malformed filter
     try {
-      return Napi::Number::New(info.Env(), (double)engine_->count(to_filter(info[0])));
+      return Napi::Number::New(info.Env(), (double)engine_->count(f));
     } catch (const std::exception& e) {
       throw Napi::Error::New(info.Env(), e.what());
     }

@@ -30,6 +30,9 @@ export interface NativeRows {
   vectors: Float32Array;
 }
 
+/** How a top-k was answered: 'scan-pending' = scanned because HNSW lags behind new chunks. */
+export type TopkPlan = 'scan' | 'scan-pending' | 'hnsw' | 'hnsw-then-scan';
+
 export interface NativeStats {
   segments: number;
   segmentRows: number;
@@ -48,7 +51,15 @@ export interface NativeEngine {
   compact(): Promise<void>;
   saveHnsw(threads: number): Promise<void>;
   range(queries: Float32Array, specs: { threshold: number; cap: number; filter?: NativeFilter }[]): Promise<(NativeHits & { overflow: boolean })[]>;
-  topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter | null, mode: 'scan' | 'hnsw'): Promise<NativeHits & { complete: boolean }>;
+  /** 'auto' plans inside the worker: scan when the filter allows at most `scanMaxRows` rows, else HNSW, else scan. */
+  topk(
+    query: Float32Array,
+    k: number,
+    minScore: number,
+    filter: NativeFilter | null,
+    mode: 'scan' | 'hnsw' | 'auto',
+    scanMaxRows?: number,
+  ): Promise<NativeHits & { complete: boolean; plan: TopkPlan }>;
   count(filter: NativeFilter | null): number;
   stats(): NativeStats;
   /** Releases the directory lock (another process may then open it). */

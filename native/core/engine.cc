@@ -51,6 +51,17 @@ Engine::Engine(EngineOptions o) : opt_(std::move(o)) {
     ::close(lock_fd_);
     throw std::runtime_error("ELOCKED: " + opt_.dir + " is in use by another process (a running server?)");
   }
+  try {
+    open_locked();
+  } catch (...) {
+    // A constructor that throws runs no destructor: release the lock here.
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw;
+  }
+}
+
+void Engine::open_locked() {
   hnsw_ = std::make_unique<Hnsw>(opt_.connectivity, opt_.expansion_add, opt_.expansion_search);
   std::set<std::string> live;
   std::ifstream in(join(opt_.dir, kManifest));
@@ -108,9 +119,7 @@ void Engine::note_row(const Cols& c, size_t r) {
     attrs_.swap(grown);
     attr_base_ = label;
   }
-  uint64_t i = label - attr_base_;
-  if (i > (uint64_t)4 * (attrs_.size() + 1024 * 1024))
-    throw std::runtime_error("chunk labels are too sparse for the attribute table");
+  uint64_t i = label - attr_base_;  // append() has checked the spread
   if (i >= attrs_.size()) attrs_.resize(std::max<uint64_t>(i + 1, attrs_.size() * 3 / 2));
   attrs_[i] = {c.ord[r], c.time[r], c.source[r], c.first[r], 1};
   next_label_ = std::max(next_label_, label + 1);
@@ -125,8 +134,15 @@ const Engine::Attr* Engine::attr(uint64_t label) const {
 void Engine::append(const std::vector<RowInput>& rows) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   check_open();
-  for (const RowInput& r : rows)
-    if (r.label < next_label_) throw std::runtime_error("append: label " + std::to_string(r.label) + " is not new");
+  // Validate the whole batch before touching anything: a refused append changes nothing.
+  uint64_t least = next_label_;
+  uint64_t base = attrs_.empty() && !rows.empty() ? rows[0].label : attr_base_;
+  for (const RowInput& r : rows) {
+    if (r.label < least) throw std::runtime_error("append: label " + std::to_string(r.label) + " is not new (labels must increase)");
+    if (r.label - base > (uint64_t)4 * (attrs_.size() + rows.size()) + 1024 * 1024)
+      throw std::runtime_error("append: chunk labels are too sparse for the attribute table (label " + std::to_string(r.label) + ")");
+    least = r.label + 1;
+  }
   size_t start = delta_.size();
   for (const RowInput& r : rows) delta_.append(r);
   Cols c = delta_.cols();
@@ -150,7 +166,7 @@ size_t Engine::index_pending(size_t max, size_t threads) {
     copies.assign(n, {});
     std::vector<Cols> views = views_locked();
     for (auto it = views.rbegin(); it != views.rend() && !want.empty(); ++it)
-      for (size_t r = 0; r < it->n; r++) {
+      for (size_t r = 0; r < it->n && !want.empty(); r++) {
         auto f = want.find(it->label[r]);
         if (f == want.end()) continue;
         copies[f->second].assign(it->f16 + r * kDims, it->f16 + (r + 1) * kDims);
@@ -317,16 +333,40 @@ std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, co
     for (auto& [ord, h] : by_ord)
       if (h.score >= min_score) hits.push_back(h);
     std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.ord < b.ord); });
-    bool exhausted = matches.size() < want;
+    // Fewer matches than asked for means the search ran dry, which proves nothing: HNSW can
+    // leave nodes no search reaches. Only a search that saw every allowed chunk is exhaustive.
+    bool exhausted = matches.size() < want && count_allowed(views_locked(), f, matches.size() + 1) <= matches.size();
     float tail = matches.empty() ? 1.0f : 1.0f - matches.back().distance;
     // Done when k revisions beat every chunk not yet seen, or nothing more can be found.
-    if (exhausted || (hits.size() >= k && hits[k - 1].score >= tail) || tail < min_score) {
+    if (exhausted || (hits.size() >= k && hits[k - 1].score >= tail) || tail < min_score || matches.size() < want) {
       if (hits.size() > k) hits.resize(k);
-      *complete = hits.size() >= k || exhausted || tail < min_score;
+      *complete = hits.size() >= k || exhausted || (tail < min_score && matches.size() == want);
       return hits;
     }
     if (want >= 16384) return {};  // too sparse for HNSW: the caller scans
   }
+}
+
+std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score, const Filter& f, uint64_t scan_max_rows,
+                                       Plan* plan) const {
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    check_open();
+    // Count allowed rows only up to the budget: past it the answer is "HNSW" either way.
+    uint64_t allowed = count_allowed(views_locked(), f, scan_max_rows + 1);
+    if (allowed <= scan_max_rows || !pending_.empty()) {
+      *plan = allowed <= scan_max_rows ? Plan::ScanSmall : Plan::ScanPending;
+      return topk_scan(views_locked(), q, k, min_score, f);
+    }
+  }
+  bool complete = false;
+  std::vector<Hit> hits = topk_hnsw(q, k, min_score, f, &complete);
+  if (complete) {
+    *plan = Plan::Hnsw;
+    return hits;
+  }
+  *plan = Plan::HnswThenScan;
+  return topk(q, k, min_score, f);
 }
 
 uint64_t Engine::count(const Filter& f) const {

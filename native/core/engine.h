@@ -51,6 +51,12 @@ class Engine {
   std::vector<Hit> topk(const float* q, size_t k, float min_score, const Filter& f) const;
   // HNSW top-k by revision; `complete` is false when HNSW could not fill k rows (caller scans).
   std::vector<Hit> topk_hnsw(const float* q, size_t k, float min_score, const Filter& f, bool* complete) const;
+  // How a planned top-k was answered.
+  enum class Plan { ScanSmall, ScanPending, Hnsw, HnswThenScan };
+  // Top-k planned here, on the calling (worker) thread: an exact scan when the filter allows at
+  // most `scan_max_rows` rows or HNSW lags behind; HNSW otherwise, and the scan when HNSW
+  // cannot fill k rows, so a page is never under-filled.
+  std::vector<Hit> topk_planned(const float* q, size_t k, float min_score, const Filter& f, uint64_t scan_max_rows, Plan* plan) const;
   uint64_t count(const Filter& f) const;
   EngineStats stats() const;
   // Releases the directory lock; later calls throw. Memory goes when the last user lets go.
@@ -64,6 +70,7 @@ class Engine {
     uint8_t first;
     uint8_t present;
   };
+  void open_locked();
   std::vector<Cols> views_locked() const;
   void note_row(const Cols& c, size_t r);
   const Attr* attr(uint64_t label) const;

@@ -1,5 +1,6 @@
 #include "hnsw.h"
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -36,6 +37,8 @@ struct Hnsw::Impl {
   index_dense_t delta;  // in memory
   bool has_base = false;
   mutable std::shared_mutex mu;  // adds vs searches on the delta; swaps of the base
+  // Sizes readable without `mu`: stats() runs on the event loop and must never wait on an add.
+  std::atomic<size_t> base_n{0}, delta_n{0};
 
   index_dense_t fresh() const {
     auto made = index_dense_t::make(metric(), config);
@@ -66,18 +69,13 @@ bool Hnsw::view_base(const std::string& path) {
   std::unique_lock<std::shared_mutex> lock(impl_->mu);
   impl_->base = std::move(idx);
   impl_->has_base = true;
+  impl_->base_n = impl_->base.size();
   return true;
 }
 
-size_t Hnsw::base_size() const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  return impl_->has_base ? impl_->base.size() : 0;
-}
+size_t Hnsw::base_size() const { return impl_->base_n; }
 
-size_t Hnsw::delta_size() const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
-  return impl_->delta.size();
-}
+size_t Hnsw::delta_size() const { return impl_->delta_n; }
 
 bool Hnsw::contains(uint64_t label) const {
   std::shared_lock<std::shared_mutex> lock(impl_->mu);
@@ -101,6 +99,7 @@ void Hnsw::add(const std::vector<uint64_t>& labels, const std::vector<const uint
     });
   }
   for (auto& th : pool) th.join();
+  impl_->delta_n = d.size();
   for (auto& e : errors)
     if (!e.empty()) throw std::runtime_error("usearch add: " + e);
 }
@@ -133,6 +132,32 @@ bool Hnsw::get(uint64_t label, uint16_t* out) const {
 }
 
 void Hnsw::fold_into(const std::string& path, size_t threads) {
+  std::string tmp = path + ".tmp";
+  if (!impl_->has_base) {
+    // First build: the delta is the whole index; save it as it is instead of building it again.
+    size_t saved_n;
+    {
+      std::unique_lock<std::shared_mutex> lock(impl_->mu);
+      auto saved = impl_->delta.save(tmp.c_str());
+      if (!saved) throw std::runtime_error(std::string("usearch save: ") + saved.error.release());
+      saved_n = impl_->delta.size();
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
+    auto made = index_dense_t::make(path.c_str(), true);
+    if (!made) throw std::runtime_error(path + ": " + made.error.release());
+    index_dense_t viewed = std::move(made.index);
+    viewed.change_metric(metric());
+    viewed.change_expansion_search(impl_->config.expansion_search);
+    viewed.reserve(index_limits_t(viewed.size(), kThreads));
+    std::unique_lock<std::shared_mutex> lock(impl_->mu);
+    if (impl_->delta.size() != saved_n) throw std::runtime_error("HNSW delta changed during its first save");
+    impl_->base = std::move(viewed);
+    impl_->has_base = true;
+    impl_->delta = impl_->fresh();
+    impl_->base_n = impl_->base.size();
+    impl_->delta_n = 0;
+    return;
+  }
   // Build outside the lock from a snapshot of the delta's keys; searches go on meanwhile.
   std::vector<uint64_t> keys;
   std::vector<std::vector<uint16_t>> vecs;
@@ -161,7 +186,6 @@ void Hnsw::fold_into(const std::string& path, size_t threads) {
       for (size_t i = t; i < keys.size(); i += threads) merged.add(keys[i], reinterpret_cast<const f16_t*>(vecs[i].data()), t);
     });
   for (auto& th : pool) th.join();
-  std::string tmp = path + ".tmp";
   auto saved = merged.save(tmp.c_str());
   if (!saved) throw std::runtime_error(std::string("usearch save: ") + saved.error.release());
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
@@ -190,6 +214,8 @@ void Hnsw::fold_into(const std::string& path, size_t threads) {
   impl_->base = std::move(viewed);
   impl_->has_base = true;
   impl_->delta = std::move(rest);
+  impl_->base_n = impl_->base.size();
+  impl_->delta_n = impl_->delta.size();
 }
 
 }  // namespace nm

@@ -15,14 +15,27 @@ constexpr size_t kBlock = 512;  // rows per block: 512 KB of int8, stays in L2 a
 struct Prepared {
   std::vector<int16_t> code;
   float scale;
+  // |exact - approx| <= row_scale * half_l1 + fixed, for any unit row (see bound()).
+  float half_l1;
+  float fixed;
 };
 
 Prepared prepare(const float* q) {
   Prepared p;
   p.code.resize(kDims);
   p.scale = quantize_i16(q, p.code.data(), kDims);
+  double l1 = 0;
+  for (size_t i = 0; i < kDims; i++) l1 += std::fabs(q[i]);
+  p.half_l1 = (float)(0.5 * l1);
+  // Query rounding: |sum v_i (q_i - s_q c_i)| <= (s_q / 2) * |v|_1 <= (s_q / 2) * sqrt(dims);
+  // plus f16 rescoring and float rounding slack.
+  p.fixed = (float)(0.5 * p.scale * std::sqrt((double)kDims) + 1e-4);
   return p;
 }
+
+// A rigorous bound on the int8 pass's error for row r: each code is within half a step
+// (scale / 2) of the value, so the dot is off by at most (scale / 2) * |q|_1.
+inline float bound(const Cols& c, size_t r, const Prepared& p) { return c.scale[r] * p.half_l1 + p.fixed; }
 
 constexpr size_t kAhead = 4;
 
@@ -60,13 +73,12 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
       for (size_t i = 0; i < nq; i++) {
         if (done[i]) continue;
         const RangeQuery& q = queries[i];
-        float floor = q.threshold - kMargin;
         size_t r0 = std::max(b, lo[i]), r1 = std::min(be, hi[i]);
         for (size_t r = r0; r < r1; r++) {
           // Keep several rows' loads in flight: one row alone does not saturate memory.
           if (lead && r + kAhead < r1) prefetch_row(c.i8 + (r + kAhead) * kDims);
           if (!row_allowed(c, r, q.filter)) continue;
-          if (approx(K, c, r, prep[i]) >= floor) cand[i].push_back(r);
+          if (approx(K, c, r, prep[i]) + bound(c, r, prep[i]) >= q.threshold) cand[i].push_back(r);
         }
         if (r0 < r1) lead = false;
       }
@@ -103,20 +115,17 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
   const Kernels& K = kernels();
   if (k == 0) return {};
   Prepared p = prepare(q);
-  // Revisions' approximate maxima: a min-heap of the k best gives the running k-th value.
+  // Each revision gets bounds [lo, hi] on its true score from the int8 pass. The k-th largest
+  // `lo` seen is a lower bound on the true k-th score, and it only rises, so a revision whose
+  // `hi` is below it (or below min_score) can never make the top k.
   std::priority_queue<float, std::vector<float>, std::greater<float>> heap;
   struct Group {
     size_t view, begin, end;
-    float approx;
+    float hi;
   };
   std::vector<Group> groups;
   size_t prune_at = 8 * k + 1024;
-  // A revision in the true top k scores >= kth_true >= kth_approx - margin, so its approx is
-  // >= kth_approx - 2 * margin; the running k-th only rises, so pruning by it is safe.
-  auto floor = [&]() {
-    float kth = heap.size() < k ? -INFINITY : heap.top();
-    return std::max(kth - 2 * kMargin, min_score - kMargin);
-  };
+  auto floor = [&]() { return std::max(heap.size() < k ? -INFINITY : heap.top(), min_score); };
   for (size_t v = 0; v < views.size(); v++) {
     const Cols& c = views[v];
     size_t lo, hi;
@@ -127,16 +136,20 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
       size_t e = r;
       while (e < hi && c.ord[e] == ord) e++;
       if (row_allowed(c, r, f)) {
-        float m = -INFINITY;
-        for (size_t x = r; x < e; x++) m = std::max(m, approx(K, c, x, p));
-        if (m >= floor()) {
-          groups.push_back({v, r, e, m});
-          heap.push(m);
+        float glo = -INFINITY, ghi = -INFINITY;
+        for (size_t x = r; x < e; x++) {
+          float a = approx(K, c, x, p), b = bound(c, x, p);
+          glo = std::max(glo, a - b);
+          ghi = std::max(ghi, a + b);
+        }
+        if (ghi >= floor()) {
+          groups.push_back({v, r, e, ghi});
+          heap.push(glo);
           if (heap.size() > k) heap.pop();
           // Amortised pruning: only once the list has doubled since the last prune.
           if (groups.size() > prune_at) {
             float fl = floor();
-            groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.approx < fl; }), groups.end());
+            groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.hi < fl; }), groups.end());
             prune_at = std::max(prune_at, 2 * groups.size());
           }
         }
@@ -147,7 +160,7 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
   float fl = floor();
   std::vector<Hit> hits;
   for (const Group& g : groups) {
-    if (g.approx < fl) continue;
+    if (g.hi < fl) continue;
     const Cols& c = views[g.view];
     Hit best{c.ord[g.begin], 0, -INFINITY};
     for (size_t x = g.begin; x < g.end; x++) {
@@ -161,16 +174,17 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
   return hits;
 }
 
-uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f) {
+uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t limit) {
   uint64_t n = 0;
   for (const Cols& c : views) {
+    if (n >= limit) break;
     size_t lo, hi;
     time_range(c, f.tmin, f.tmax, &lo, &hi);
     if (f.sources.empty() && !f.first_only && c.sorted) {
       n += hi - lo;
       continue;
     }
-    for (size_t r = lo; r < hi; r++) n += row_allowed(c, r, f);
+    for (size_t r = lo; r < hi && n < limit; r++) n += row_allowed(c, r, f);
   }
   return n;
 }

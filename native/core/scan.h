@@ -1,6 +1,7 @@
-// Exact scans over views: an int8 pass at (threshold - margin) picks candidate rows, an f16
-// pass rescores them. Exact up to f16 rounding (|error| < 1e-4 on unit vectors), provided the
-// int8 error stays under the margin (measured well under 0.01 on 1024-d unit vectors).
+// Exact scans over views: an int8 pass picks candidate rows, an f16 pass rescores them. The
+// int8 pass keeps every row whose score could reach the threshold under a rigorous per-row
+// error bound (scale / 2 * |q|_1, about 0.01 for typical embeddings), so the result is exact
+// up to f16 rounding (|error| < 1e-4 on unit vectors).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -45,8 +46,6 @@ struct RangeResult {
   bool overflow = false;  // more than cap matched; hits.size() is how many were seen
 };
 
-constexpr float kMargin = 0.01f;
-
 // Every revision at or above each query's threshold. The queries share one pass over the
 // rows (blocks stay in cache while every query reads them): the scan is memory-bound.
 std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries);
@@ -54,7 +53,7 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
 // The k best revisions scoring at least min_score, best first.
 std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f);
 
-// Rows the filter allows (for the planner's cost model).
-uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f);
+// Rows the filter allows (for the planner's cost model), counting no further than `limit`.
+uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t limit = UINT64_MAX);
 
 }  // namespace nm

@@ -4,9 +4,9 @@
  * pass over the data, since the scan is memory-bound: while a pass is running, new queries
  * queue, and the next pass takes all of them.
  */
-import { native, type NativeEngine, type NativeFilter, type NativeHits, type NativeRows, type NativeStats } from '../native.js';
+import { native, type NativeEngine, type NativeFilter, type NativeHits, type NativeRows, type NativeStats, type TopkPlan } from '../native.js';
 
-export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats };
+export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats, TopkPlan };
 
 export interface EngineOptions {
   connectivity: number;
@@ -26,6 +26,14 @@ interface PendingRange {
 }
 
 const DIMS = 1024;
+
+/** Checked before queueing, so one malformed query fails alone instead of failing the pass it would join. */
+function checkFilter(f: NativeFilter): void {
+  const num = (v: unknown) => v === undefined || typeof v === 'number';
+  if (typeof f !== 'object' || f === null || !num(f.tmin) || !num(f.tmax)) throw new TypeError('filter: tmin/tmax must be numbers');
+  if (f.sources !== undefined && f.sources !== null && !(f.sources instanceof Uint8Array)) throw new TypeError('filter.sources must be a Uint8Array bitmap');
+  if (f.firstOnly !== undefined && typeof f.firstOnly !== 'boolean') throw new TypeError('filter.firstOnly must be a boolean');
+}
 /** Most queries merged into one pass: beyond this the per-pass result latency grows with no gain. */
 const MAX_BATCH = 32;
 
@@ -61,15 +69,22 @@ export class SearchEngine {
 
   /** Every revision at or above `threshold` under `filter`; `overflow` once more than `cap` match. */
   range(query: Float32Array, threshold: number, filter: NativeFilter, cap: number): Promise<NativeHits & { overflow: boolean }> {
-    if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
     return new Promise((resolve, reject) => {
+      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
+      try {
+        checkFilter(filter);
+      } catch (e) {
+        return reject(e);
+      }
       this.#queue.push({ query, threshold, cap, filter, resolve, reject });
       this.#schedule();
     });
   }
 
-  topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw'): Promise<NativeHits & { complete: boolean }> {
-    return this.#engine.topk(query, k, minScore, filter, mode);
+  /** Top-k by revision: 'scan' (exact), 'hnsw' (may be incomplete), or 'auto' (planned, never under-filled). */
+  topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?: number) {
+    if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
+    return this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows);
   }
 
   /** Rows the filter allows: the planner's cost input. */
@@ -119,8 +134,14 @@ export class SearchEngine {
     this.#inFlight++;
     this.batches.passes++;
     this.batches.queries += batch.length;
-    this.#engine
-      .range(queries, batch.map((b) => ({ threshold: b.threshold, cap: b.cap, filter: b.filter })))
+    let pass: Promise<(NativeHits & { overflow: boolean })[]>;
+    try {
+      pass = this.#engine.range(queries, batch.map((b) => ({ threshold: b.threshold, cap: b.cap, filter: b.filter })));
+    } catch (e) {
+      // A malformed spec throws before the pass starts: fail the batch, never the process.
+      pass = Promise.reject(e);
+    }
+    pass
       .then(
         (results) => batch.forEach((b, i) => b.resolve(results[i])),
         (e) => batch.forEach((b) => b.reject(e)),

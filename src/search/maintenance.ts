@@ -42,8 +42,11 @@ export class Maintenance {
     const from = this.engine.stats().nextLabel;
     const to = this.store.nextLabel();
     const c = this.catalog;
-    for (let start = from; start < to; start += APPEND_BATCH) {
-      const n = Math.min(APPEND_BATCH, to - start);
+    for (let start = from, n = 0; start < to; start += n) {
+      // End each batch on a revision boundary: a seal between two appends must never split a
+      // revision's chunks across a segment and the delta (scans group a revision's rows).
+      const last = c.labelOrd[Math.min(to, start + APPEND_BATCH) - 1];
+      n = Math.min(to, c.labelStart[last] + c.labelCount[last]) - start;
       const rows = {
         labels: new Float64Array(n),
         ords: new Float64Array(n),

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Catalog } from '../store/catalog.js';
-import type { EngineFilter, EngineHits, SearchEngine } from './engine.js';
+import type { EngineFilter, EngineHits, SearchEngine, TopkPlan } from './engine.js';
 
 /** Which revisions a query may return. */
 export interface Domain {
@@ -37,7 +37,7 @@ export interface VectorSearchOptions {
 
 export class VectorSearch {
   /** How top-k queries were answered, for logs and tests. */
-  readonly plans = { scan: 0, hnsw: 0, hnswToScan: 0 };
+  readonly plans: Record<TopkPlan, number> = { scan: 0, 'scan-pending': 0, hnsw: 0, 'hnsw-then-scan': 0 };
 
   constructor(
     readonly catalog: Catalog,
@@ -63,27 +63,15 @@ export class VectorSearch {
     return scored(r);
   }
 
-  /** The best `k` revisions in the domain scoring at least `minScore`, best first. */
+  /**
+   * The best `k` revisions in the domain scoring at least `minScore`, best first. Planned in
+   * the addon's worker thread (counting allowed rows must not cost the event loop).
+   */
   async topK(query: Float32Array, k: number, minScore: number, d: Domain): Promise<Scored[]> {
-    const filter = this.filter(d);
-    const allowed = this.engine.count(filter);
-    const stats = this.engine.stats();
-    const why =
-      allowed <= this.options.scanMaxChunks ? `${allowed} allowed chunks fit the scan budget` : stats.hnswPending > 0 ? `${stats.hnswPending} chunks not yet in HNSW` : null;
-    if (why === null) {
-      const h = await this.engine.topk(query, k, minScore, filter, 'hnsw');
-      if (h.complete) {
-        this.plans.hnsw++;
-        this.log?.debug({ plan: 'hnsw', allowed, k }, 'top-k by HNSW');
-        return scored(h);
-      }
-      this.plans.hnswToScan++;
-      this.log?.debug({ plan: 'hnsw→scan', allowed, k }, 'HNSW could not fill the page: scanning');
-    } else {
-      this.plans.scan++;
-      this.log?.debug({ plan: 'scan', allowed, k }, `top-k by scan: ${why}`);
-    }
-    return scored(await this.engine.topk(query, k, minScore, filter, 'scan'));
+    const h = await this.engine.topk(query, k, minScore, this.filter(d), 'auto', this.options.scanMaxChunks);
+    this.plans[h.plan]++;
+    this.log?.debug({ plan: h.plan, k }, 'top-k plan');
+    return scored(h);
   }
 }
 

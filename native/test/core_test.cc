@@ -1,0 +1,478 @@
+// Standalone test of native/core (no N-API), small enough to run under valgrind or ASan:
+// kernels under every ISA the CPU offers, then an engine taken through append, batched range,
+// top-k scan, seal, compact, HNSW index / save / reopen, a damaged segment. Results are checked
+// against a float64 oracle over the original float32 vectors; any wrong answer exits 1.
+// Build and run: scripts/test-leak.sh (g++ -std=c++17 -Inode_modules/usearch/include ...).
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../core/engine.h"
+#include "../core/kernels.h"
+#include "../core/scan.h"
+#include "../core/segment.h"
+
+using namespace nm;
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond, ...)                                      \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      failures++;                                             \
+      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                      \
+      std::fprintf(stderr, "\n");                             \
+    }                                                         \
+  } while (0)
+
+constexpr float kTol = 1e-4f;
+
+struct Rev {
+  uint64_t ord;
+  size_t start, count;
+  int64_t time;
+  uint32_t source;
+  uint8_t first;
+};
+
+// Clustered unit vectors: revisions around a few centroids, chunks around their revision.
+struct Corpus {
+  std::vector<Rev> revs;
+  std::vector<float> vec;  // rows * kDims
+  uint64_t label_base;
+  size_t rows() const { return vec.size() / kDims; }
+  const float* row(size_t r) const { return vec.data() + r * kDims; }
+};
+
+void normalise(float* v) {
+  double s = 0;
+  for (size_t i = 0; i < kDims; i++) s += (double)v[i] * v[i];
+  float inv = (float)(1 / std::sqrt(s));
+  for (size_t i = 0; i < kDims; i++) v[i] *= inv;
+}
+
+// About normal (Irwin-Hall of four uniforms, variance 1): cheap, so valgrind stays fast.
+float gauss(std::mt19937_64& rng) {
+  uint64_t x = rng();
+  float s = 0;
+  for (int i = 0; i < 4; i++, x >>= 16) s += (float)(x & 0xffff) / 65536.0f;
+  return (s - 2.0f) * 1.7320508f;
+}
+
+std::vector<float> jitter(std::mt19937_64& rng, const float* base, float sigma) {
+  std::vector<float> v(kDims);
+  for (size_t i = 0; i < kDims; i++) v[i] = (base ? base[i] : 0) + gauss(rng) * sigma / 32;
+  normalise(v.data());
+  return v;
+}
+
+Corpus make_corpus(uint64_t seed, size_t nrevs, uint64_t label_base, uint64_t ord_base) {
+  std::mt19937_64 rng(seed);
+  Corpus c;
+  c.label_base = label_base;
+  std::vector<std::vector<float>> centroids;
+  for (int i = 0; i < 6; i++) centroids.push_back(jitter(rng, nullptr, 1));
+  for (size_t r = 0; r < nrevs; r++) {
+    Rev rev;
+    rev.ord = ord_base + 7 * ((r * 37) % nrevs) + 1;  // a permutation: ords out of label order
+    rev.start = c.rows();
+    rev.count = 1 + rng() % 4;
+    rev.time = 1700000000 + 3600 * (int64_t)(rng() % 20);
+    rev.source = r == nrevs / 2 ? 37 : (uint32_t)(rng() % 10);
+    rev.first = rng() % 10 < 7;
+    std::vector<float> center = jitter(rng, centroids[rng() % centroids.size()].data(), 1.1f);
+    for (size_t k = 0; k < rev.count; k++) {
+      std::vector<float> v = jitter(rng, center.data(), 0.7f);
+      c.vec.insert(c.vec.end(), v.begin(), v.end());
+    }
+    c.revs.push_back(rev);
+  }
+  return c;
+}
+
+std::vector<RowInput> rows_of(const Corpus& c, size_t from, size_t to) {
+  std::vector<RowInput> out;
+  for (size_t r = from; r < to; r++) {
+    const Rev& rev = c.revs[r];
+    for (size_t i = rev.start; i < rev.start + rev.count; i++)
+      out.push_back({c.label_base + i, rev.ord, rev.time, rev.source, rev.first, c.row(i)});
+  }
+  return out;
+}
+
+bool allowed(const Rev& r, const Filter& f) {
+  return r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first) && source_allowed(f, r.source);
+}
+
+struct OHit {
+  uint64_t ord, label;
+  double score;
+};
+
+// Every row's cosine with q, in float64 over the float32 inputs.
+std::vector<double> row_scores(const Corpus& c, const float* q) {
+  std::vector<double> s(c.rows());
+  for (size_t i = 0; i < c.rows(); i++)
+    for (size_t d = 0; d < kDims; d++) s[i] += (double)q[d] * c.row(i)[d];
+  return s;
+}
+
+// Allowed revisions among [0, upto) with their best chunk, best first.
+std::vector<OHit> oracle(const Corpus& c, const std::vector<double>& s, const Filter& f, size_t upto) {
+  std::vector<OHit> out;
+  for (size_t r = 0; r < upto; r++) {
+    const Rev& rev = c.revs[r];
+    if (!allowed(rev, f)) continue;
+    OHit best{rev.ord, 0, -1e9};
+    for (size_t i = rev.start; i < rev.start + rev.count; i++)
+      if (s[i] > best.score) best.score = s[i], best.label = c.label_base + i;
+    out.push_back(best);
+  }
+  std::sort(out.begin(), out.end(), [](const OHit& a, const OHit& b) { return a.score > b.score; });
+  return out;
+}
+
+// A threshold in a gap of at least 3e-4 between revision scores, near rank `target`.
+float gap_threshold(const std::vector<OHit>& all, size_t target) {
+  for (size_t d = 0; d < all.size(); d++)
+    for (long i : {(long)(target + d), (long)target - (long)d})
+      if (i >= 1 && i < (long)all.size() && all[i - 1].score - all[i].score > 3e-4) return (float)((all[i - 1].score + all[i].score) / 2);
+  return 2;
+}
+
+void check_range(const RangeResult& got, const std::vector<OHit>& o, float threshold, const char* what) {
+  std::map<uint64_t, const OHit*> want;
+  for (auto& h : o)
+    if (h.score >= threshold) want[h.ord] = &h;
+  CHECK(!got.overflow, "%s", what);
+  CHECK(got.hits.size() == want.size(), "%s: %zu hits, oracle %zu", what, got.hits.size(), want.size());
+  for (auto& h : got.hits) {
+    auto it = want.find(h.ord);
+    CHECK(it != want.end(), "%s: ord %llu not in the oracle set", what, (unsigned long long)h.ord);
+    if (it == want.end()) continue;
+    CHECK(std::fabs(h.score - it->second->score) <= kTol, "%s: ord %llu score %f vs %f", what, (unsigned long long)h.ord, h.score,
+          it->second->score);
+    CHECK(h.label == it->second->label, "%s: ord %llu best label", what, (unsigned long long)h.ord);
+  }
+}
+
+void check_topk(const std::vector<Hit>& got, const std::vector<OHit>& o, size_t k, const char* what) {
+  CHECK(got.size() == std::min(k, o.size()), "%s: %zu rows, want %zu", what, got.size(), std::min(k, o.size()));
+  for (size_t i = 0; i < got.size() && i < o.size(); i++) {
+    CHECK(std::fabs(got[i].score - o[i].score) <= kTol, "%s: rank %zu score %f vs %f", what, i, got[i].score, o[i].score);
+    if (i > 0) CHECK(got[i].score <= got[i - 1].score, "%s: order", what);
+  }
+}
+
+std::string make_temp_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/nm-core-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back(0);
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  return buf.data();
+}
+
+void remove_dir(const std::string& dir) {
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") ::unlink((dir + "/" + n).c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+std::vector<std::string> segment_files(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind("seg-", 0) == 0) out.push_back(n);
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+// ---- kernels ----
+
+void test_kernels() {
+  // f16: every finite half survives f16 -> f32 -> f16.
+  for (uint32_t h = 0; h < 65536; h++) {
+    if (((h >> 10) & 0x1f) == 0x1f) continue;
+    CHECK(f32_to_f16(f16_to_f32((uint16_t)h)) == h, "f16 round trip of 0x%04x", h);
+  }
+  CHECK(f32_to_f16(1.0f) == 0x3c00, "f16(1)");
+  CHECK(f32_to_f16(65520.0f) == 0x7c00, "f16 overflow rounds to inf");
+
+  std::mt19937_64 rng(5);
+  std::vector<float> a = jitter(rng, nullptr, 1), b = jitter(rng, nullptr, 1);
+  std::vector<uint16_t> a16(kDims), b16(kDims);
+  f32_to_f16_n(a.data(), a16.data(), kDims);
+  f32_to_f16_n(b.data(), b16.data(), kDims);
+  std::vector<int8_t> a8(kDims);
+  std::vector<int16_t> b16q(kDims);
+  float sa = quantize_i8(a.data(), a8.data(), kDims), sb = quantize_i16(b.data(), b16q.data(), kDims);
+  double exact = 0;
+  for (size_t i = 0; i < kDims; i++) exact += (double)a[i] * b[i];
+
+  CHECK(set_kernels("generic"), "generic is always available");
+  const Kernels& g = kernels();
+  float ref_f32 = g.dot_f16_f32(a16.data(), b.data(), kDims), ref_f16 = g.dot_f16_f16(a16.data(), b16.data(), kDims);
+  int32_t ref_i8 = g.dot_i8_i16(a8.data(), b16q.data(), kDims);
+  CHECK(std::fabs(ref_f32 - exact) < kTol, "f16 x f32 dot %f vs %f", ref_f32, exact);
+  CHECK(std::fabs(sa * sb * ref_i8 - exact) < 0.01, "int8 estimate %f vs %f", sa * sb * ref_i8, exact);
+  for (const char* isa : {"avx2", "avx512"}) {
+    if (!set_kernels(isa)) {
+      std::printf("  kernels: %s not supported here, skipped\n", isa);
+      continue;
+    }
+    const Kernels& k = kernels();
+    CHECK(std::strcmp(k.isa, isa) == 0, "active ISA %s", k.isa);
+    CHECK(std::fabs(k.dot_f16_f32(a16.data(), b.data(), kDims) - ref_f32) < 1e-5, "%s dot_f16_f32", isa);
+    CHECK(std::fabs(k.dot_f16_f16(a16.data(), b16.data(), kDims) - ref_f16) < 1e-5, "%s dot_f16_f16", isa);
+    CHECK(k.dot_i8_i16(a8.data(), b16q.data(), kDims) == ref_i8, "%s dot_i8_i16", isa);
+    std::vector<uint8_t> bytes(4096);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bytes.size(); i++) sum += bytes[i] = (uint8_t)(i * 7);
+    CHECK(k.sum_bytes(bytes.data(), bytes.size()) == sum, "%s sum_bytes", isa);
+    std::printf("  kernels: %s agrees with generic\n", isa);
+  }
+  CHECK(!set_kernels("sse9"), "an unknown ISA is refused");
+  CHECK(set_kernels("auto"), "auto");
+}
+
+// ---- engine ----
+
+EngineOptions options(const std::string& dir) {
+  EngineOptions o;
+  o.dir = dir;
+  o.connectivity = 8;  // small graph: valgrind runs this
+  o.expansion_add = 32;
+  o.expansion_search = 64;
+  return o;
+}
+
+void test_engine(uint64_t label_base, uint64_t ord_base, size_t nrevs) {
+  std::printf("  engine: %zu revisions, labels from %llu, ords from %llu\n", nrevs, (unsigned long long)label_base, (unsigned long long)ord_base);
+  Corpus c = make_corpus(label_base + 17, nrevs, label_base, ord_base);
+  const size_t n = c.revs.size();
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<float>> qs;
+  std::vector<std::vector<double>> scores;
+  for (int i = 0; i < 4; i++) {
+    qs.push_back(jitter(rng, c.row(rng() % c.rows()), 0.8f));
+    scores.push_back(row_scores(c, qs.back().data()));
+  }
+  std::string dir = make_temp_dir();
+
+  Filter all;
+  Filter window;
+  window.tmin = 1700000000 + 3600 * 5;
+  window.tmax = 1700000000 + 3600 * 12;
+  Filter sources;
+  sources.sources = {0b10100110, 0b11, 0, 0, 1 << (37 & 7)};  // 1 2 5 7 8 9 and 37
+  sources.first_only = true;
+  const Filter* filters[] = {&all, &window, &sources};
+
+  // Every query under every filter, in one batch (3 queries x 3 filters = 9 per pass), checked.
+  auto check_all = [&](const Engine& e, size_t upto, const char* what) {
+    std::vector<RangeQuery> batch;
+    std::vector<float> thresholds;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < 3; i++)
+      for (const Filter* f : filters) {
+        float t = gap_threshold(oracle(c, scores[i], all, n), 20 + 15 * i);
+        batch.push_back({qs[i].data(), t, *f, SIZE_MAX});
+        thresholds.push_back(t);
+        which.push_back(i);
+      }
+    std::vector<RangeResult> got = e.range(batch);
+    CHECK(got.size() == batch.size(), "%s: batch size", what);
+    for (size_t j = 0; j < got.size() && j < batch.size(); j++) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s, range %zu", what, j);
+      check_range(got[j], oracle(c, scores[which[j]], batch[j].filter, upto), thresholds[j], buf);
+    }
+    for (size_t i = 0; i < 3; i++)
+      for (const Filter* f : filters) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "%s, top-k %zu", what, i);
+        check_topk(e.topk(qs[i].data(), 15, -1, *f), oracle(c, scores[i], *f, upto), 15, buf);
+      }
+  };
+
+  {
+    const size_t a = n / 3, b = 2 * n / 3;
+    Engine e(options(dir));
+    e.append(rows_of(c, 0, a));
+    check_all(e, a, "delta");
+    e.seal();
+    check_all(e, a, "one segment");
+    e.append(rows_of(c, a, b));
+    e.seal();
+    e.append(rows_of(c, b, n));
+    CHECK(e.stats().segments == 2, "two segments");
+    check_all(e, n, "two segments + delta");
+
+    // The cap: overflow with cap + 1 hits.
+    std::vector<RangeQuery> capped{{qs[0].data(), -1, all, 5}};
+    RangeResult r = e.range(capped)[0];
+    CHECK(r.overflow && r.hits.size() == 6, "cap 5: overflow %d, %zu hits", (int)r.overflow, r.hits.size());
+
+    bool threw = false;
+    try {
+      e.append(rows_of(c, 0, 1));
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    CHECK(threw, "a label that is not new is refused");
+
+    e.compact();
+    CHECK(e.stats().segments == 1, "compacted into one segment");
+    CHECK(segment_files(dir).size() == 1, "old segment files removed");
+    check_all(e, n, "compacted + delta");
+
+    bool complete = true;
+    e.topk_hnsw(qs[0].data(), 5, -1, all, &complete);
+    CHECK(!complete, "HNSW is incomplete while rows are pending");
+    while (e.index_pending(100, 2) > 0) {
+    }
+    e.save_hnsw(2);
+    e.seal();
+    EngineStats s = e.stats();
+    CHECK(s.segment_rows == c.rows() && s.delta_rows == 0 && s.hnsw_base == c.rows() && s.hnsw_pending == 0, "stats after save");
+    for (auto& q : qs) {
+      std::vector<Hit> h = e.topk_hnsw(q.data(), 5, -1, all, &complete);
+      CHECK(complete && h.size() == 5, "HNSW fills k");
+    }
+    e.close();
+  }
+  {
+    Engine e(options(dir));  // reopen: segments mapped, HNSW base viewed
+    EngineStats s = e.stats();
+    CHECK(s.segments == 2 && s.segment_rows == c.rows() && s.hnsw_base == c.rows() && s.hnsw_pending == 0 &&
+              s.next_label == label_base + c.rows(),
+          "stats after reopen");
+    check_all(e, n, "reopened");
+    for (size_t i = 0; i < qs.size(); i++)
+      for (const Filter* f : filters) {
+        bool complete = false;
+        std::vector<Hit> h = e.topk_hnsw(qs[i].data(), 10, -1, *f, &complete);
+        std::vector<OHit> o = oracle(c, scores[i], *f, n);
+        std::map<uint64_t, double> score;
+        for (auto& x : o) score[x.ord] = x.score;
+        CHECK(complete, "HNSW complete after reopen");
+        if (complete) CHECK(h.size() == std::min<size_t>(10, o.size()), "HNSW fills k under a filter: %zu of %zu", h.size(), o.size());
+        for (auto& x : h) {
+          CHECK(score.count(x.ord), "HNSW hit inside the filter");
+          if (score.count(x.ord)) CHECK(std::fabs(x.score - score[x.ord]) <= kTol, "HNSW score rescored exactly");
+        }
+      }
+    e.close();
+  }
+  {
+    // A damaged segment: the constructor throws, it does not crash.
+    std::vector<std::string> segs = segment_files(dir);
+    CHECK(segs.size() == 2, "the compacted segment and the last seal on disk (%zu)", segs.size());
+    if (!segs.empty()) {
+      std::string p = dir + "/" + segs[0];
+      struct stat st;
+      ::stat(p.c_str(), &st);
+      CHECK(::truncate(p.c_str(), st.st_size - 64) == 0, "truncate");
+      bool threw = false;
+      try {
+        Engine e(options(dir));
+      } catch (const std::runtime_error& x) {
+        threw = std::strstr(x.what(), "damaged") != nullptr;
+      }
+      CHECK(threw, "a truncated segment is refused with 'damaged'");
+    }
+  }
+  remove_dir(dir);
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d)) n++;
+    ::closedir(d);
+  }
+  return n;
+}
+
+void test_refusals() {
+  Corpus c = make_corpus(9, 6, 0, 0);
+  std::string dir = make_temp_dir();
+  {
+    // Labels must be new and increasing within a batch too (a repeated label would later make
+    // index_pending read a row it never copied).
+    Engine e(options(dir));
+    std::vector<RowInput> rows = rows_of(c, 0, 2);
+    rows.push_back(rows.back());
+    bool threw = false;
+    try {
+      e.append(rows);
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    CHECK(threw, "a batch repeating a label is refused");
+    CHECK(e.stats().delta_rows == 0, "a refused batch adds no rows (%zu)", e.stats().delta_rows);
+    e.close();
+  }
+  {
+    // A failed open (damaged manifest) must not keep the directory's lock file open.
+    std::FILE* m = std::fopen((dir + "/manifest").c_str(), "w");
+    std::fputs("bogus 1\n", m);
+    std::fclose(m);
+    size_t before = open_fds();
+    bool threw = false;
+    try {
+      Engine e(options(dir));
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    CHECK(threw, "an unknown manifest entry is refused");
+    CHECK(open_fds() == before, "a failed open leaks no file descriptor (%zu open, %zu before)", open_fds(), before);
+  }
+  remove_dir(dir);
+}
+
+}  // namespace
+
+int main() {
+  try {
+    std::printf("core_test: kernels (%s by default)\n", kernels().isa);
+    test_kernels();
+    std::printf("core_test: engine\n");
+    test_engine(0, 0, 80);
+    test_engine((1ull << 40) + 3, (1ull << 32) + 1, 50);
+    std::printf("core_test: refusals\n");
+    test_refusals();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "FAIL: uncaught exception: %s\n", e.what());
+    return 1;
+  }
+  if (failures) {
+    std::fprintf(stderr, "core_test: %d check(s) failed\n", failures);
+    return 1;
+  }
+  std::printf("core_test: all checks passed\n");
+  return 0;
+}
