@@ -40,6 +40,17 @@ struct Hnsw::Impl {
   // Sizes readable without `mu`: stats() runs on the event loop and must never wait on an add.
   std::atomic<size_t> base_n{0}, delta_n{0};
 
+  // Views an index file (memory-mapped, read-only) with our metric and search settings.
+  index_dense_t view(const std::string& path) const {
+    auto made = index_dense_t::make(path.c_str(), true);
+    if (!made) throw std::runtime_error(path + ": " + made.error.release());
+    index_dense_t idx = std::move(made.index);
+    idx.change_metric(metric());
+    idx.change_expansion_search(config.expansion_search);
+    idx.reserve(index_limits_t(idx.size(), kThreads));
+    return idx;
+  }
+
   index_dense_t fresh() const {
     auto made = index_dense_t::make(metric(), config);
     if (!made) throw std::runtime_error(std::string("usearch: ") + made.error.release());
@@ -60,12 +71,7 @@ bool Hnsw::view_base(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   std::fclose(f);
-  auto made = index_dense_t::make(path.c_str(), true);
-  if (!made) throw std::runtime_error(path + ": " + made.error.release());
-  index_dense_t idx = std::move(made.index);
-  idx.change_metric(metric());
-  idx.change_expansion_search(impl_->config.expansion_search);
-  idx.reserve(index_limits_t(idx.size(), kThreads));
+  index_dense_t idx = impl_->view(path);
   std::unique_lock<std::shared_mutex> lock(impl_->mu);
   impl_->base = std::move(idx);
   impl_->has_base = true;
@@ -143,12 +149,7 @@ void Hnsw::fold_into(const std::string& path, size_t threads) {
       saved_n = impl_->delta.size();
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
-    auto made = index_dense_t::make(path.c_str(), true);
-    if (!made) throw std::runtime_error(path + ": " + made.error.release());
-    index_dense_t viewed = std::move(made.index);
-    viewed.change_metric(metric());
-    viewed.change_expansion_search(impl_->config.expansion_search);
-    viewed.reserve(index_limits_t(viewed.size(), kThreads));
+    index_dense_t viewed = impl_->view(path);
     std::unique_lock<std::shared_mutex> lock(impl_->mu);
     if (impl_->delta.size() != saved_n) throw std::runtime_error("HNSW delta changed during its first save");
     impl_->base = std::move(viewed);
@@ -189,13 +190,7 @@ void Hnsw::fold_into(const std::string& path, size_t threads) {
   auto saved = merged.save(tmp.c_str());
   if (!saved) throw std::runtime_error(std::string("usearch save: ") + saved.error.release());
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
-
-  auto made = index_dense_t::make(path.c_str(), true);
-  if (!made) throw std::runtime_error(path + ": " + made.error.release());
-  index_dense_t viewed = std::move(made.index);
-  viewed.change_metric(metric());
-  viewed.change_expansion_search(impl_->config.expansion_search);
-  viewed.reserve(index_limits_t(viewed.size(), kThreads));
+  index_dense_t viewed = impl_->view(path);
   // Swap: keys added to the delta since the snapshot stay in a fresh delta.
   std::unique_lock<std::shared_mutex> lock(impl_->mu);
   index_dense_t rest = impl_->fresh();
