@@ -21,6 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { normalise } from '../src/search/index.js';
 import { openService, type Service } from '../src/service.js';
 import type { RevisionInput } from '../src/store/index.js';
+import { DEFAULT_SOURCES, SOURCE_WEIGHTS } from '../test/helpers/corpus.js';
 import { Rng } from '../test/helpers/rng.js';
 import { envInt } from './corpus.js';
 
@@ -30,15 +31,8 @@ export const BENCH_SEED = 20250101;
 export const START_SEC = 1_735_689_600;
 export const DAYS = 365;
 
-const SOURCES = [
-  { name: 'Daily Ledger', homepage: 'https://www.dailyledger.example/' },
-  { name: 'Wire One', homepage: 'https://wireone.example/' },
-  { name: 'The Harbor Post', homepage: 'https://harborpost.example/' },
-  { name: 'Metro Courier', homepage: 'https://metrocourier.example/' },
-  { name: 'Northern Gazette', homepage: 'https://northerngazette.example/' },
-  { name: 'Café Économie', homepage: 'https://cafe-economie.example/' },
-];
-const SOURCE_WEIGHTS = [0.3, 0.24, 0.16, 0.13, 0.11, 0.06];
+// The tests' outlets and their skew (Café Économie is the selective one).
+const SOURCES = DEFAULT_SOURCES;
 const WORDS = ['port', 'rates', 'wildfire', 'chips', 'rail', 'vaccine', 'election', 'housing', 'drought', 'launch', 'tariffs', 'teachers'];
 
 export interface BigCorpusInfo {

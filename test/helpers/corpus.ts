@@ -100,7 +100,7 @@ export const DEFAULT_SOURCES: SourceRec[] = [
   { name: 'Café Économie', homepage: 'https://cafe-economie.example/' },
 ];
 /** Café Économie is the selective one (about 6% of articles). */
-const SOURCE_WEIGHTS = [0.3, 0.24, 0.16, 0.13, 0.11, 0.06];
+export const SOURCE_WEIGHTS = [0.3, 0.24, 0.16, 0.13, 0.11, 0.06];
 
 const TOPICS = [
   'port expansion', 'central bank rates', 'wildfire season', 'chip exports', 'rail strike',
