@@ -29,6 +29,12 @@ const char* kHnswFile = "hnsw.usearch";
 
 std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
+std::string segment_name(uint64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "seg-%08llu.nms", (unsigned long long)seq);
+  return buf;
+}
+
 void fsync_dir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
@@ -212,9 +218,7 @@ void Engine::seal() {
     std::shared_lock<std::shared_mutex> lock(mu_);
     n = delta_.size();
     if (n == 0) return;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "seg-%08llu.nms", (unsigned long long)(seq_ + 1));
-    name = buf;
+    name = segment_name(seq_ + 1);
     delta_.write_sorted(join(opt_.dir, name));
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));
@@ -246,9 +250,7 @@ void Engine::compact() {
       const Cols& c = s->cols();
       for (size_t r = 0; r < c.n; r++) all.append_from(c, r);
     }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "seg-%08llu.nms", (unsigned long long)(seq_ + 1));
-    name = buf;
+    name = segment_name(seq_ + 1);
     all.write_sorted(join(opt_.dir, name));
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
 import { normalise } from '../search/index.js';
-import type { Catalog, Store } from '../store/index.js';
+import type { Catalog, SourceRecord, Store } from '../store/index.js';
 import { formatTime, parseTime } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from './cursor.js';
 import type { CachedRow, PageCache } from './page-cache.js';
@@ -93,7 +93,9 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   }
 
   deps.sync();
-  const sourceFilter = resolveSources(deps.store, req.sources, req.exclude_sources);
+  // Read once per request: both the filter and the response need the names.
+  const sources = deps.store.listSources();
+  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources);
   if (req.text !== undefined) throw new AppError('text_mode_unavailable');
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
@@ -110,10 +112,10 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   });
   const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
 
-  if (!query) return page(deps, chronological(deps, domain, after, limit + 1), limit, fp);
+  if (!query) return page(deps, sources, chronological(deps, domain, after, limit + 1), limit, fp);
   if (order === 'relevance') {
     const rows = (await deps.search.topK(query, limit, minScore, domain)).map((s) => row(deps.catalog, s));
-    return respond(deps, rows, order);
+    return respond(deps, sources, rows, order);
   }
   // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
   let all = after ? deps.pages.get(fp) : undefined;
@@ -125,7 +127,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   }
   const start = after === undefined ? 0 : firstAfter(all, after);
   const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
-  return page(deps, rows, limit, fp);
+  return page(deps, sources, rows, limit, fp);
 }
 
 /** Index of the first row after `p` in newest-first order (binary search). */
@@ -141,10 +143,10 @@ function firstAfter(rows: CachedRow[], p: Position): number {
 }
 
 /** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
-function resolveSources(store: Store, include?: string[], exclude?: string[]): Set<number> | null {
+function resolveSources(sources: SourceRecord[], include?: string[], exclude?: string[]): Set<number> | null {
   const names = include ?? exclude;
   if (!names) return null;
-  const known = new Map(store.listSources().map((s) => [s.name, s.id]));
+  const known = new Map(sources.map((s) => [s.name, s.id]));
   const unknown = names.filter((n) => !known.has(n));
   if (unknown.length > 0) {
     const field = include ? 'sources' : 'exclude_sources';
@@ -179,17 +181,17 @@ const before = (r: { t: number; id: string }, p: Position): boolean => r.t < p.t
 const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
 
 /** One page of a time-ordered walk: `rows` holds up to limit + 1 rows, the extra one proving there is more. */
-function page(deps: MatchDeps, rows: Row[], limit: number, fp: string): MatchResponse {
+function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: number, fp: string): MatchResponse {
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
-  const res = respond(deps, shown, 'time');
+  const res = respond(deps, sources, shown, 'time');
   res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id }, fp) : null;
   return res;
 }
 
-function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance'): MatchResponse {
-  const names = new Map(deps.store.listSources().map((s) => [s.id, s.name]));
+function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance'): MatchResponse {
+  const names = new Map(sources.map((s) => [s.id, s.name]));
   const items = rows.map((r): MatchItem => {
     const rev = deps.store.revisions.get(r.ord)!;
     return {

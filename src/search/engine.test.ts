@@ -47,16 +47,10 @@ interface Rev {
   first: number;
 }
 
-interface Corpus {
+interface Corpus extends NativeRows {
   revs: Rev[];
   rows: number;
   labelBase: number;
-  labels: Float64Array;
-  ords: Float64Array;
-  times: Float64Array;
-  sources: Uint32Array;
-  first: Uint8Array;
-  vectors: Float32Array;
 }
 
 function unit(v: Float64Array | number[]): Float32Array {

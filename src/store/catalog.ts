@@ -15,7 +15,6 @@ export class Catalog {
   ids: string[] = [];
   /** label → ord */
   labelOrd = new Int32Array(4096);
-  labels = 0;
 
   /** Appends every revision LMDB has that this catalog has not seen yet. Returns how many. */
   catchUp(store: Store): number {
@@ -33,7 +32,6 @@ export class Catalog {
       const end = r.labelStart + r.labelCount;
       if (end > this.labelOrd.length) this.labelOrd = grow(this.labelOrd, end);
       this.labelOrd.fill(ord, r.labelStart, end);
-      this.labels = Math.max(this.labels, end);
     }
     this.size = target;
     return added;
