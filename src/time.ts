@@ -12,5 +12,7 @@ export function parseTime(s: string, round: 'down' | 'up' = 'down'): number {
 }
 
 export function formatTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const iso = new Date(seconds * 1000).toISOString();
+  // `YYYY-MM-DDTHH:MM:SS.sssZ`: drop the milliseconds (whole seconds); years past 9999 are longer.
+  return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');
 }

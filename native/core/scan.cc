@@ -184,6 +184,13 @@ uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t
       n += hi - lo;
       continue;
     }
+    if (c.counts && lo == 0 && hi == c.n) {
+      // The window covers the whole segment: its per-source counts answer without a pass.
+      const std::vector<uint64_t>& per = f.first_only ? c.counts->first : c.counts->all;
+      for (uint32_t s = 0; s < per.size(); s++)
+        if (source_allowed(f, s)) n += per[s];
+      continue;
+    }
     for (size_t r = lo; r < hi && n < limit; r++) n += row_allowed(c, r, f);
   }
   return n;

@@ -99,6 +99,15 @@ Segment::Segment(const std::string& path) : path_(path) {
   cols_.source = reinterpret_cast<const uint32_t*>(b + h.off_source);
   cols_.first = reinterpret_cast<const uint8_t*>(b + h.off_first);
   cols_.sorted = true;
+  // Source ids are small and dense; past 2^16 of them a count pass is cheaper than the table.
+  bool dense = true;
+  for (size_t r = 0; r < cols_.n && dense; r++) {
+    uint32_t src = cols_.source[r];
+    if (src >= 65536) dense = false;
+    else if (src >= counts_.all.size()) counts_.all.resize(src + 1), counts_.first.resize(src + 1);
+    if (dense) counts_.all[src]++, counts_.first[src] += cols_.first[r] != 0;
+  }
+  if (dense) cols_.counts = &counts_;
 }
 
 Segment::~Segment() {

@@ -22,6 +22,12 @@ struct RowInput {
   const float* vec; // kDims floats, L2-normalised
 };
 
+// Rows per source id, all and first revisions only: a segment's answer to "how many rows
+// does this filter allow" when a time window covers it whole.
+struct SourceCounts {
+  std::vector<uint64_t> all, first;
+};
+
 // Column pointers of a view.
 struct Cols {
   size_t n = 0;
@@ -34,6 +40,7 @@ struct Cols {
   const uint32_t* source = nullptr;
   const uint8_t* first = nullptr;
   bool sorted = false;  // rows ordered by time (segments), so a window is a row range
+  const SourceCounts* counts = nullptr;  // segments only
 };
 
 // A sealed segment file, memory-mapped read-only.
@@ -52,6 +59,7 @@ class Segment {
   void* map_ = nullptr;
   size_t size_ = 0;
   Cols cols_;
+  SourceCounts counts_;
 };
 
 // Rows in memory (the delta, or a segment being built).

@@ -99,7 +99,8 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   if (req.text !== undefined) throw new AppError('text_mode_unavailable');
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
-  const fp = fingerprint({
+  // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
+  const fp = order === 'relevance' ? '' : fingerprint({
     vector: query ? createHash('sha256').update(query).digest('base64url') : null,
     text: req.text,
     order,
