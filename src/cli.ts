@@ -7,19 +7,24 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
+import { destination, pino } from 'pino';
 import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
 import { serve } from './main.js';
 import { KeyStore, type KeyScheme } from './platform/index.js';
 import { importFile, type ImportSummary } from './ingest/index.js';
 import { EngineLockedError } from './search/index.js';
-import { openService, type Service } from './service.js';
+import { chunkSettings, openEmbedder, openService, type Service } from './service.js';
+import { embedBacklog, embedRevisions } from './embed/index.js';
 import { Store } from './store/index.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
 
 Commands:
   serve                                 Run the HTTP server
-  import <file.jsonl>                   Import article revisions (one JSON object per line)
+  import <file.jsonl>                   Import article revisions (one JSON object per line); lines
+                                        without chunks are chunked and embedded in text mode
+  embed                                 Embed every stored revision that has no vectors yet (after a
+                                        model is added); safe to interrupt and run again
   keys create [--scheme gateway|bearer] [--name NAME]
                                         Create a key; the secret is printed once, as the last line
   keys list                             List keys (never their secrets)
@@ -59,6 +64,9 @@ async function main(argv: string[]): Promise<number> {
     case 'import':
       if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
       return importCommand(config, rest[0]);
+    case 'embed':
+      if (rest.length !== 0) throw new UsageError('embed takes no arguments');
+      return embedCommand(config);
     case 'keys':
       return keysCommand(config, rest, values as { scheme?: string; name?: string });
     default:
@@ -77,11 +85,14 @@ async function importCommand(config: Config, file: string): Promise<number> {
     // A running server owns the search engine: write the records; it indexes them itself.
     process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
     const store = new Store(path.join(config.dataDir, 'lmdb'));
+    const embedder = await openEmbedder(config, quietLog(config));
     try {
-      const summary = await importFile(store, file, { onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
+      const embed = embedder ? async (ords: number[]) => void (await embedRevisions(store, embedder, ords, chunkSettings(config))) : undefined;
+      const summary = await importFile(store, file, { embed, onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
       printSummary(file, summary);
       return summary.rejected > 0 ? 1 : 0;
     } finally {
+      await embedder?.close();
       await store.close();
     }
   }
@@ -109,6 +120,40 @@ async function importCommand(config: Config, file: string): Promise<number> {
     bar?.stop();
     await service.close();
   }
+}
+
+async function embedCommand(config: Config): Promise<number> {
+  if (config.modelDir === undefined) throw new UsageError('embed needs a model: set BGE_M3_MODEL_DIR (see "Text mode" in the README)');
+  // Only LMDB is written, so this runs beside a server; the server indexes the new chunks itself.
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const embedder = (await openEmbedder(config, quietLog(config)))!;
+  const total = store.unembeddedCount();
+  const bar = isInteractive() && total > 0 ? new SingleBar({ format: 'embedding [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true }) : null;
+  bar?.start(total, 0);
+  let lastLine = 0;
+  try {
+    const done = await embedBacklog(store, embedder, chunkSettings(config), (n, of) => {
+      bar?.update(n);
+      // Without a terminal, a progress line every 10 seconds.
+      if (!bar && performance.now() - lastLine > 10_000) {
+        lastLine = performance.now();
+        process.stderr.write(`embedded ${n}/${of} revisions\n`);
+      }
+    });
+    bar?.stop();
+    process.stdout.write(`embedded ${done.revisions} revisions into ${done.chunks} chunks; ${store.unembeddedCount()} left without vectors\n`);
+    return 0;
+  } finally {
+    bar?.stop();
+    await embedder.close();
+    await store.close();
+  }
+}
+
+/** The CLI's own logger: warnings and errors only, unless LOG_LEVEL asks for more detail. */
+function quietLog(config: Config) {
+  return pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, destination(2));
 }
 
 function printSummary(file: string, s: ImportSummary): void {

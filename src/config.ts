@@ -44,6 +44,15 @@ export const settings = {
   hnswConnectivity: { env: 'HNSW_CONNECTIVITY', default: 32, parse: int(2, 256), doc: 'HNSW graph degree (usearch `connectivity`). Applies when the index is built.' },
   hnswExpansionAdd: { env: 'HNSW_EXPANSION_ADD', default: 256, parse: int(8, 4096), doc: 'HNSW build beam width (usearch `expansion_add`). Applies when the index is built.' },
   hnswExpansionSearch: { env: 'HNSW_EXPANSION_SEARCH', default: 64, parse: int(8, 4096), doc: 'HNSW search beam width (usearch `expansion_search`); a search for more chunks widens it.' },
+  modelDir: { env: 'BGE_M3_MODEL_DIR', default: undefined, parse: optionalStr, doc: 'Directory holding the bge-m3 ONNX export (`model.onnx`, `model.onnx_data` if any, `tokenizer.json`, `tokenizer_config.json`). Unset: text mode is off.' },
+  embedDevice: { env: 'EMBED_DEVICE', default: 'auto', parse: oneOf('auto', 'cpu', 'cuda'), doc: 'ONNX Runtime execution provider: `auto` tries CUDA and falls back to CPU (one log line says which); `cuda` falls back too, with a warning.' },
+  embedThreads: { env: 'EMBED_THREADS', default: 2, parse: int(1, 64), doc: 'Embedding worker threads (one ONNX Runtime session each). With 2 or more, bulk work never takes the last one, so queries never wait behind an import.' },
+  embedMaxTokens: { env: 'EMBED_MAX_TOKENS', default: 8192, parse: int(8, 8192), doc: 'Tokens per text, `<s>` and `</s>` included; longer texts are truncated (the closing token is kept).' },
+  embedMaxBatchTokens: { env: 'EMBED_MAX_BATCH_TOKENS', default: 16_384, parse: int(64, 1_048_576), doc: 'Token budget of one batch (rows × longest row, padding included), like text-embeddings-inference `max_batch_tokens`.' },
+  embedQueueMax: { env: 'EMBED_QUEUE_MAX', default: 4096, parse: int(1, 10_000_000), doc: 'Texts waiting for a worker; past it a text query answers 503 `embed_unavailable` with `Retry-After`, and bulk work waits.' },
+  embedTimeoutMs: { env: 'EMBED_TIMEOUT_MS', default: 10_000, parse: int(1, 3_600_000), doc: 'A text query whose embedding takes longer than this answers 503 `embed_unavailable` with `Retry-After`.' },
+  chunkMinTokens: { env: 'CHUNK_MIN_TOKENS', default: 32, parse: int(1, 8192), doc: 'Sentences are grouped into chunks of at least this many tokens where the text allows.' },
+  chunkMaxTokens: { env: 'CHUNK_MAX_TOKENS', default: 128, parse: int(8, 8192), doc: 'Most tokens in a chunk (the headline chunk excepted); longer sentences are split at word boundaries.' },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -68,6 +77,10 @@ export function loadConfig(
   }
   const config = out as Config;
   config.dataDir = path.resolve(config.dataDir);
+  if (config.modelDir !== undefined) config.modelDir = path.resolve(config.modelDir);
+  if (config.chunkMinTokens > config.chunkMaxTokens) {
+    throw new ConfigError(`CHUNK_MIN_TOKENS (${config.chunkMinTokens}) must not exceed CHUNK_MAX_TOKENS (${config.chunkMaxTokens})`);
+  }
   return config;
 }
 

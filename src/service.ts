@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
+import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { importFile, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
@@ -19,6 +20,9 @@ export interface Service extends MatchDeps {
   engine: SearchEngine;
   maintenance: Maintenance;
   keys: KeyStore;
+  /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
+  embedder: Embedder | null;
+  chunking: ChunkSettings;
   /** Imports a JSONL file, then indexes, seals and saves everything it added. */
   importFile(file: string, hooks?: ImportHooks & { onIndexProgress?: (done: number, total: number) => void }): Promise<ImportSummary>;
   close(): Promise<void>;
@@ -42,6 +46,16 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
   if (behind > 0) log.info(`search engine is behind LMDB by ${behind} chunks: catching up`);
   maintenance.sync();
   const search = new VectorSearch(catalog, engine, { maxMatches: config.matchMaxMatches, scanMaxChunks: config.exactScanMaxChunks }, log);
+  let embedder: Embedder | null = null;
+  try {
+    embedder = await openEmbedder(config, log);
+  } catch (e) {
+    await maintenance.close();
+    engine.close();
+    await store.close();
+    throw e;
+  }
+  const chunking = chunkSettings(config);
 
   const sync = () => {
     catalog.catchUp(store);
@@ -57,22 +71,46 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     maintenance,
     search,
     keys: new KeyStore(store),
+    embedder,
+    chunking,
+    embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
     sync,
     async importFile(file, hooks = {}) {
-      const summary = await importFile(store, file, hooks);
+      const embed = embedder ? async (ords: number[]) => void (await embedRevisions(store, embedder, ords, chunking)) : undefined;
+      const summary = await importFile(store, file, { embed, ...hooks });
       sync();
       await maintenance.flush(hooks.onIndexProgress);
       return summary;
     },
     async close() {
+      await embedder?.close();
       await maintenance.close();
       engine.close();
       await store.close();
     },
   };
 }
+
+/** The embedder when a model directory is configured (text mode), else null. */
+export async function openEmbedder(config: Config, log: Logger): Promise<Embedder | null> {
+  if (config.modelDir === undefined) return null;
+  return Embedder.open(
+    {
+      modelDir: config.modelDir,
+      device: config.embedDevice,
+      threads: config.embedThreads,
+      maxTokens: config.embedMaxTokens,
+      maxBatchTokens: config.embedMaxBatchTokens,
+      queueMax: config.embedQueueMax,
+      timeoutMs: config.embedTimeoutMs,
+    },
+    log,
+  );
+}
+
+export const chunkSettings = (config: Config): ChunkSettings => ({ minTokens: config.chunkMinTokens, maxTokens: config.chunkMaxTokens });
 
 /** Opens the engine; one ahead of LMDB (a replaced store) is rebuilt from LMDB. */
 function openEngine(dir: string, store: Store, config: Config, log: Logger): SearchEngine {

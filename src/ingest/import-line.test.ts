@@ -31,6 +31,12 @@ describe('parseImportLine', () => {
     expect(r.ok && r.input.chunks[0].vector[5]).toBeCloseTo(1 / 32, 6);
   });
 
+  it('accepts a line without chunks: the service embeds it, or stores it to embed later', () => {
+    const { chunks: _, ...bare } = good;
+    const r = parseImportLine(JSON.stringify(bare));
+    expect(r.ok && r.input.chunks).toEqual([]);
+  });
+
   it.each([
     ['{nope', /invalid JSON/],
     [[1, 2], /not a JSON object/],
@@ -44,6 +50,7 @@ describe('parseImportLine', () => {
     [{ ...good, chunks: [{ text: 'x', vector_b64: 'AAAA' }] }, /vector_b64/],
     [{ ...good, chunks: [{ text: 'x' }] }, /exactly one of vector, vector_b64/],
     [{ ...good, publised_at: good.published_at }, /unknown field "publised_at"/],
+    [{ ...good, chunks: 'Port strike ends' }, /chunks: must be an array/],
   ])('rejects %j', (line, want) => {
     expect(reason(line)).toMatch(want);
   });

@@ -49,10 +49,11 @@ export function parseImportLine(line: string): ParsedLine {
     revisedAt = time(o.revised_at);
     if (revisedAt === undefined) return fail('revised_at: not an RFC 3339 date-time');
   }
-  if (!Array.isArray(o.chunks)) return fail('chunks: required array');
+  // No chunks: the service chunks and embeds the revision (text mode), or stores it to embed later.
+  if (o.chunks !== undefined && !Array.isArray(o.chunks)) return fail('chunks: must be an array');
 
   const chunks: RevisionInput['chunks'] = [];
-  for (const [i, c] of o.chunks.entries()) {
+  for (const [i, c] of (o.chunks ?? []).entries()) {
     const at = `chunks[${i}]`;
     if (typeof c !== 'object' || c === null || Array.isArray(c)) return fail(`${at}: not an object`);
     const extra = Object.keys(c).filter((k) => k !== 'text' && k !== 'vector' && k !== 'vector_b64');

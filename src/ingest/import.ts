@@ -23,6 +23,11 @@ export interface ImportHooks {
   /** Bytes of the file read so far, for a progress bar. */
   onProgress?: (bytesRead: number) => void;
   onReject?: (line: number, reason: string) => void;
+  /**
+   * Embeds revisions just stored without vectors (lines with no `chunks`), after each batch is
+   * committed; absent when text mode is off, and they wait for `newsmatch embed`.
+   */
+  embed?: (ords: number[]) => Promise<void>;
 }
 
 const BATCH_LINES = 256;
@@ -43,17 +48,22 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
   };
 
   let batch: { line: number; input: RevisionInput }[] = [];
-  const flush = () => {
+  const flush = async () => {
     if (batch.length === 0) return;
     const outcomes = store.writeRevisions(batch.map((b) => b.input));
+    const unembedded: number[] = [];
     outcomes.forEach((o, i) => {
       const { line, input } = batch[i];
       if (o.status === 'rejected') return reject(line, o.reason);
       urls.add(input.url);
-      if (o.status === 'new') summary.newRevisions++;
-      else summary.unchanged++;
+      if (o.status === 'new') {
+        summary.newRevisions++;
+        if (input.chunks.length === 0) unembedded.push(o.ord);
+      } else summary.unchanged++;
     });
     batch = [];
+    // Stored first, embedded second: a crash in between leaves them for `newsmatch embed`.
+    if (unembedded.length > 0 && hooks.embed) await hooks.embed(unembedded);
   };
 
   const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
@@ -63,9 +73,9 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
     const parsed = parseImportLine(text);
     if (!parsed.ok) reject(line, parsed.reason);
     else batch.push({ line, input: parsed.input });
-    if (batch.length >= BATCH_LINES) flush();
+    if (batch.length >= BATCH_LINES) await flush();
   }
-  flush();
+  await flush();
   await store.root.flushed;
   summary.articles = urls.size;
   summary.rejections.sort((a, b) => a.line - b.line);

@@ -57,6 +57,8 @@ export interface MatchDeps {
   pages: PageCache;
   /** Brings the catalog and index up to date with LMDB (another process may have imported). */
   sync(): void;
+  /** Text → unit bge-m3 vector; absent when text mode is off. Throws 503 `embed_unavailable`. */
+  embedQuery?: (text: string) => Promise<Float32Array>;
 }
 
 interface Row {
@@ -96,7 +98,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   // Read once per request: both the filter and the response need the names.
   const sources = deps.store.listSources();
   const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources);
-  if (req.text !== undefined) throw new AppError('text_mode_unavailable');
+  if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
   // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
@@ -113,15 +115,17 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   });
   const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
 
-  if (!query) return page(deps, sources, chronological(deps, domain, after, limit + 1), limit, fp);
-  if (order === 'relevance') {
-    const rows = (await deps.search.topK(query, limit, minScore, domain)).map((s) => row(deps.catalog, s));
-    return respond(deps, sources, rows, order);
-  }
+  if (!hasQuery) return page(deps, sources, chronological(deps, domain, after, limit + 1), limit, fp);
   // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
   let all = after ? deps.pages.get(fp) : undefined;
+  // A text is embedded only when a search runs: a later page from the cache needs no vector.
+  if (!all && req.text !== undefined) query = await deps.embedQuery!(req.text);
+  if (order === 'relevance') {
+    const rows = (await deps.search.topK(query!, limit, minScore, domain)).map((s) => row(deps.catalog, s));
+    return respond(deps, sources, rows, order);
+  }
   if (!all) {
-    all = (await deps.search.range(query, minScore, domain))
+    all = (await deps.search.range(query!, minScore, domain))
       .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
       .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     deps.pages.set(fp, all);

@@ -1,4 +1,4 @@
-import type { Store } from './lmdb-store.js';
+import type { RevisionRecord, Store } from './lmdb-store.js';
 
 /**
  * The columns a vector query filters on, one entry per revision ord, held in typed arrays so
@@ -13,28 +13,42 @@ export class Catalog {
   labelStart = new Float64Array(1024);
   labelCount = new Uint32Array(1024);
   ids: string[] = [];
-  /** label → ord */
-  labelOrd = new Int32Array(4096);
+  /** label → ord; -1 for a label not seen yet */
+  labelOrd = new Int32Array(4096).fill(-1);
+  /** Labels 0 … labels-1 are all mapped. */
+  labels = 0;
 
-  /** Appends every revision LMDB has that this catalog has not seen yet. Returns how many. */
+  /**
+   * Catches up with LMDB: new revisions, and labels given to revisions stored earlier without
+   * vectors (`Store.attachChunks`). Returns how many revisions were added.
+   */
   catchUp(store: Store): number {
     const target = store.nextOrd();
-    if (target <= this.size) return 0;
-    const added = target - this.size;
+    const labelTarget = store.nextLabel();
+    if (target <= this.size && labelTarget <= this.labels) return 0;
+    const added = Math.max(0, target - this.size);
     this.#reserve(target);
-    for (const { key: ord, value: r } of store.revisions.getRange({ start: this.size, end: target })) {
-      this.eventTime[ord] = r.eventTime;
-      this.sourceId[ord] = r.sourceId;
-      this.first[ord] = r.first ? 1 : 0;
-      this.labelStart[ord] = r.labelStart;
-      this.labelCount[ord] = r.labelCount;
-      this.ids[ord] = r.id;
-      const end = r.labelStart + r.labelCount;
-      if (end > this.labelOrd.length) this.labelOrd = grow(this.labelOrd, end);
-      this.labelOrd.fill(ord, r.labelStart, end);
+    if (labelTarget > this.labelOrd.length) this.labelOrd = grow(this.labelOrd, labelTarget, -1);
+    for (const { key: ord, value: r } of store.revisions.getRange({ start: this.size, end: target })) this.#set(ord, r);
+    this.size = Math.max(this.size, target);
+    // Labels past the new revisions' ones belong to revisions embedded after they were stored.
+    for (let label = this.labels; label < labelTarget; label++) {
+      if (this.labelOrd[label] !== -1) continue;
+      const ord = store.chunks.get(label)!.ord;
+      this.#set(ord, store.revisions.get(ord)!);
     }
-    this.size = target;
+    this.labels = labelTarget;
     return added;
+  }
+
+  #set(ord: number, r: RevisionRecord): void {
+    this.eventTime[ord] = r.eventTime;
+    this.sourceId[ord] = r.sourceId;
+    this.first[ord] = r.first ? 1 : 0;
+    this.labelStart[ord] = r.labelStart;
+    this.labelCount[ord] = r.labelCount;
+    this.ids[ord] = r.id;
+    this.labelOrd.fill(ord, r.labelStart, r.labelStart + r.labelCount);
   }
 
   #reserve(n: number): void {
@@ -49,8 +63,9 @@ export class Catalog {
 
 type Typed = Float64Array | Int32Array | Uint8Array | Uint32Array;
 
-function grow<T extends Typed>(a: T, n: number): T {
+function grow<T extends Typed>(a: T, n: number, fill = 0): T {
   const next = new (a.constructor as new (len: number) => T)(Math.max(n, a.length * 2));
   next.set(a);
+  if (fill !== 0) next.fill(fill, a.length);
   return next;
 }

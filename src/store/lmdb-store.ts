@@ -14,6 +14,10 @@
  *   timeFirst   [event_time, id] → ord                                   (first revisions only)
  *   sources     name → SourceRecord
  *   keys        key id → KeyRecord;  keyHashes  sha256(secret) → key id
+ *   unembedded  ord → true                                               (revisions stored without vectors, to embed)
+ *
+ * A revision stored without vectors (text mode off) has no chunks until `attachChunks` gives
+ * it labels past every label so far, so labels stay dense and the engine only ever appends.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -58,6 +62,12 @@ interface ArticleRecord {
   sourceId: number;
 }
 
+/** One chunk of a revision: its text and its L2-normalised bge-m3 vector. */
+export interface RevisionChunk {
+  text: string;
+  vector: Float32Array;
+}
+
 /** One revision to store, already validated and normalised by the caller. */
 export interface RevisionInput {
   url: string;
@@ -68,7 +78,8 @@ export interface RevisionInput {
   text: string;
   publishedAt: number;
   revisedAt?: number;
-  chunks: { text: string; vector: Float32Array }[];
+  /** Empty: stored without vectors (text mode off), to be embedded later. */
+  chunks: RevisionChunk[];
 }
 
 export type WriteOutcome =
@@ -93,9 +104,10 @@ export class Store {
   readonly sources: Database<SourceRecord, string>;
   readonly keys: Database<KeyRecord, string>;
   readonly keyHashes: Database<string, string>;
+  readonly unembedded: Database<true, number>;
 
   constructor(readonly path: string) {
-    this.root = open({ path, maxDbs: 16, mapSize: 2 ** 34 });
+    this.root = open({ path, maxDbs: 24, mapSize: 2 ** 34 });
     const uint = { keyEncoding: 'uint32' as const };
     this.meta = this.root.openDB({ name: 'meta' });
     this.articles = this.root.openDB({ name: 'articles' });
@@ -109,6 +121,7 @@ export class Store {
     this.sources = this.root.openDB({ name: 'sources' });
     this.keys = this.root.openDB({ name: 'keys' });
     this.keyHashes = this.root.openDB({ name: 'keyHashes' });
+    this.unembedded = this.root.openDB({ name: 'unembedded', ...uint });
   }
 
   /**
@@ -204,14 +217,53 @@ export class Store {
     this.revisions.putSync(ord, record);
     this.revIds.putSync(id, ord);
     this.texts.putSync(ord, input.text);
-    input.chunks.forEach((chunk, i) => {
-      this.chunks.putSync(labelStart + i, { ord, text: chunk.text });
-      this.vectors.putSync(labelStart + i, Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength));
-    });
+    this.#putChunks(ord, labelStart, input.chunks);
+    if (input.chunks.length === 0) this.unembedded.putSync(ord, true);
     this.timeAll.putSync([eventTime, id], ord);
     if (isFirst) this.timeFirst.putSync([eventTime, id], ord);
     this.articles.putSync(input.url, { ords: [...(article?.ords ?? []), ord], sourceId: source.id });
     return { status: 'new', ord, first: isFirst };
+  }
+
+  /** Ords of revisions stored without vectors, ascending, from `after` (exclusive). */
+  unembeddedOrds(limit: number, after = -1): number[] {
+    const out: number[] = [];
+    for (const ord of this.unembedded.getKeys({ start: after + 1, limit })) out.push(ord);
+    return out;
+  }
+
+  unembeddedCount(): number {
+    return this.unembedded.getCount();
+  }
+
+  /**
+   * Gives revisions stored without vectors their chunks, in one durable transaction: each gets
+   * labels after every label so far. A revision that has chunks already is left as it is (a
+   * second `embed` run racing the first changes nothing). Returns the ords given chunks.
+   */
+  attachChunks(items: { ord: number; chunks: RevisionChunk[] }[]): number[] {
+    return this.root.transactionSync(() => {
+      let nextLabel = this.nextLabel();
+      const done: number[] = [];
+      for (const { ord, chunks } of items) {
+        const rev = this.revisions.get(ord);
+        if (!rev || rev.labelCount > 0 || chunks.length === 0) continue;
+        this.#putChunks(ord, nextLabel, chunks);
+        this.revisions.putSync(ord, { ...rev, labelStart: nextLabel, labelCount: chunks.length });
+        this.unembedded.removeSync(ord);
+        nextLabel += chunks.length;
+        done.push(ord);
+      }
+      this.meta.putSync('nextLabel', nextLabel);
+      return done;
+    });
+  }
+
+  #putChunks(ord: number, labelStart: number, chunks: RevisionChunk[]): void {
+    chunks.forEach((chunk, i) => {
+      this.chunks.putSync(labelStart + i, { ord, text: chunk.text });
+      this.vectors.putSync(labelStart + i, Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength));
+    });
   }
 
   /**

@@ -1,0 +1,265 @@
+/**
+ * bge-m3 embedding with dynamic batching over a Piscina pool of ONNX Runtime workers.
+ *
+ * Texts are tokenised here, queued in two lanes (queries ahead of bulk chunk work) and cut
+ * into batches by a token budget (rows × longest row, as text-embeddings-inference's
+ * `max_batch_tokens`), rows within 2x of each other in length so padding stays bounded. With two or more
+ * workers, bulk batches never take the last free one, so a query never waits behind an
+ * import. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
+ * within `timeoutMs`, fails with 503 `embed_unavailable` + Retry-After; bulk work waits for
+ * room instead. A worker that dies fails only its own batch; Piscina starts another.
+ */
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
+import { DIMENSIONS } from '../store/index.js';
+import { checkModelDir } from './model-dir.js';
+import { TextTokenizer } from './tokenizer.js';
+
+export interface EmbedderOptions {
+  modelDir: string;
+  device: 'auto' | 'cpu' | 'cuda';
+  threads: number;
+  maxTokens: number;
+  maxBatchTokens: number;
+  queueMax: number;
+  timeoutMs: number;
+}
+
+type Lane = 'query' | 'bulk';
+
+interface Item {
+  ids: Int32Array;
+  resolve: (v: Float32Array) => void;
+  reject: (e: Error) => void;
+  done: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+interface WorkerInfo {
+  provider: string;
+  note: string | null;
+  output: string;
+}
+
+/** Waiting texts considered when a batch is cut: enough to find similar lengths, cheap to sort. */
+const WINDOW = 512;
+const RETRY_AFTER_S = 1;
+const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
+
+const unavailable = (message: string, cause?: unknown): AppError =>
+  new AppError('embed_unavailable', message, { cause, headers: { 'retry-after': String(RETRY_AFTER_S) } });
+
+export class Embedder {
+  readonly #pool: Piscina;
+  readonly #lanes: Record<Lane, Item[]> = { query: [], bulk: [] };
+  readonly #running: Record<Lane, number> = { query: 0, bulk: 0 };
+  #roomWaiters: (() => void)[] = [];
+  #closed = false;
+  /** What the workers reported at start: the execution provider and the output used. */
+  info: WorkerInfo | null = null;
+  readonly stats = { batches: 0, rows: 0, tokens: 0, paddedTokens: 0, failedBatches: 0, overloaded: 0, timeouts: 0 };
+
+  private constructor(
+    readonly options: EmbedderOptions,
+    readonly tokenizer: TextTokenizer,
+    readonly log: Logger,
+  ) {
+    const { modelPath } = checkModelDir(options.modelDir);
+    this.#pool = new Piscina({
+      filename: WORKER,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      concurrentTasksPerWorker: 1,
+      workerData: {
+        modelPath,
+        device: options.device,
+        intraOpThreads: Math.max(1, Math.floor(os.availableParallelism() / options.threads)),
+        padId: tokenizer.pad,
+      },
+    });
+    // A worker that dies is replaced by Piscina; its batch's promise rejects (handled in #run).
+    this.#pool.on('error', (e) => log.error({ err: e }, 'embedding worker failed'));
+  }
+
+  /**
+   * Checks the model directory, starts the workers and loads a session in each (in parallel).
+   * Throws when the directory lacks a file; a session that fails to load is logged, and text
+   * queries then answer 503 `embed_unavailable` until it loads.
+   */
+  static async open(options: EmbedderOptions, log: Logger): Promise<Embedder> {
+    checkModelDir(options.modelDir);
+    const e = new Embedder(options, TextTokenizer.load(options.modelDir, options.maxTokens), log);
+    await e.#warm();
+    return e;
+  }
+
+  async #warm(): Promise<void> {
+    const t0 = performance.now();
+    const results = await Promise.allSettled(Array.from({ length: this.options.threads }, () => this.#pool.run({ kind: 'info' }) as Promise<WorkerInfo>));
+    const ok = results.find((r): r is PromiseFulfilledResult<WorkerInfo> => r.status === 'fulfilled');
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (!ok) {
+      this.log.error({ err: failed?.reason }, `bge-m3 model in ${this.options.modelDir} failed to load: text queries answer 503 embed_unavailable`);
+      return;
+    }
+    this.info = ok.value;
+    const { provider, note } = ok.value;
+    const where = provider === 'cuda' ? 'CUDA' : 'CPU';
+    const line = `text mode on: bge-m3 on ${where}${note ? ` (${note})` : ''}, ${this.options.threads} worker(s), loaded in ${Math.round(performance.now() - t0)} ms`;
+    // One line says which provider we got; asking for CUDA and not getting it is a warning.
+    if (this.options.device === 'cuda' && provider !== 'cuda') this.log.warn(line);
+    else this.log.info(line);
+  }
+
+  /** One query text → its unit vector. Fails fast with 503 when the query lane is full or too slow. */
+  embedQuery(text: string): Promise<Float32Array> {
+    if (this.#closed) return Promise.reject(unavailable('the embedder is shutting down'));
+    if (this.#lanes.query.length >= this.options.queueMax) {
+      this.stats.overloaded++;
+      return Promise.reject(unavailable(`the embedding queue is full (${this.options.queueMax} texts waiting)`));
+    }
+    const ids = this.tokenizer.encode(text);
+    return new Promise((resolve, reject) => {
+      const item: Item = { ids, resolve, reject, done: false };
+      item.timer = setTimeout(() => {
+        if (item.done) return;
+        this.stats.timeouts++;
+        const waiting = this.#lanes.query.indexOf(item);
+        if (waiting >= 0) this.#lanes.query.splice(waiting, 1);
+        settle(item, unavailable(`embedding took longer than ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+      this.#lanes.query.push(item);
+      this.#pump();
+    });
+  }
+
+  /**
+   * Many texts (an import's chunks) → their vectors, in order, through the bulk lane. Waits
+   * for room when the lane is full; a failed batch rejects with 503 `embed_unavailable`.
+   */
+  async embedMany(texts: string[]): Promise<Float32Array[]> {
+    const out: Promise<Float32Array>[] = [];
+    for (const text of texts) {
+      while (this.#lanes.bulk.length >= this.options.queueMax && !this.#closed) await new Promise<void>((r) => this.#roomWaiters.push(r));
+      if (this.#closed) throw unavailable('the embedder is shutting down');
+      const ids = this.tokenizer.encode(text);
+      out.push(new Promise((resolve, reject) => this.#lanes.bulk.push({ ids, resolve, reject, done: false })));
+      this.#pump();
+    }
+    return Promise.all(out);
+  }
+
+  /** Tokens in a text as the model counts them (what chunking groups sentences by). */
+  countTokens(text: string): number {
+    return this.tokenizer.count(text);
+  }
+
+  /** Texts waiting and batches running, per lane. */
+  load(): { waiting: Record<Lane, number>; running: Record<Lane, number> } {
+    return { waiting: { query: this.#lanes.query.length, bulk: this.#lanes.bulk.length }, running: { ...this.#running } };
+  }
+
+  /** The worker threads (tests stop one mid-batch to check a crash stays contained). */
+  get threads(): readonly { terminate(): Promise<number> }[] {
+    return this.#pool.threads;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const lane of Object.values(this.#lanes)) for (const item of lane.splice(0)) settle(item, unavailable('the embedder is shutting down'));
+    for (const wake of this.#roomWaiters.splice(0)) wake();
+    await this.#pool.destroy();
+  }
+
+  /** Starts batches while workers are free: queries first; bulk never takes the last worker (when there are two or more). */
+  #pump(): void {
+    const threads = this.options.threads;
+    while (!this.#closed && this.#running.query + this.#running.bulk < threads) {
+      let lane: Lane;
+      if (this.#lanes.query.length > 0) lane = 'query';
+      else if (this.#lanes.bulk.length > 0 && (threads === 1 || this.#running.bulk < threads - 1)) lane = 'bulk';
+      else return;
+      this.#run(lane, this.#take(this.#lanes[lane]));
+    }
+  }
+
+  /**
+   * Cuts one batch from a lane: its oldest text (so none starves) plus the waiting texts
+   * closest to it in length, while rows × longest row stays within the token budget.
+   */
+  #take(queue: Item[]): Item[] {
+    const budget = this.options.maxBatchTokens;
+    const anchor = queue[0];
+    const batch = [anchor];
+    let longest = anchor.ids.length;
+    let shortest = longest;
+    if (queue.length > 1) {
+      const near = queue.slice(1, WINDOW).sort((a, b) => Math.abs(a.ids.length - anchor.ids.length) - Math.abs(b.ids.length - anchor.ids.length));
+      for (const item of near) {
+        const l = Math.max(longest, item.ids.length);
+        const s = Math.min(shortest, item.ids.length);
+        // Rows within 2x of each other in length: padding never more than doubles the work.
+        if ((batch.length + 1) * l > budget || l > 2 * s) continue;
+        batch.push(item);
+        longest = l;
+        shortest = s;
+      }
+    }
+    const taken = new Set(batch);
+    const rest = queue.filter((i) => !taken.has(i));
+    queue.length = 0;
+    queue.push(...rest);
+    if (this.#roomWaiters.length > 0) for (const wake of this.#roomWaiters.splice(0)) wake();
+    return batch;
+  }
+
+  #run(lane: Lane, batch: Item[]): void {
+    const lengths = new Int32Array(batch.length);
+    let total = 0;
+    let longest = 0;
+    batch.forEach((item, i) => {
+      lengths[i] = item.ids.length;
+      total += item.ids.length;
+      longest = Math.max(longest, item.ids.length);
+    });
+    const ids = new Int32Array(total);
+    for (let i = 0, at = 0; i < batch.length; at += lengths[i], i++) ids.set(batch[i].ids, at);
+    this.stats.batches++;
+    this.stats.rows += batch.length;
+    this.stats.tokens += total;
+    this.stats.paddedTokens += longest * batch.length;
+    this.#running[lane]++;
+    // Bulk batches have no per-text deadline, but a batch stuck longer than the timeout fails.
+    const stuck = lane === 'bulk' ? setTimeout(() => batch.forEach((item) => settle(item, unavailable(`an embedding batch took longer than ${this.options.timeoutMs} ms`))), this.options.timeoutMs) : undefined;
+    (this.#pool.run({ kind: 'run', ids, lengths }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
+      .then(
+        (out) => {
+          if (out.length !== batch.length * DIMENSIONS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
+          batch.forEach((item, i) => settle(item, out.subarray(i * DIMENSIONS, (i + 1) * DIMENSIONS)));
+        },
+      )
+      .catch((e: unknown) => {
+        this.stats.failedBatches++;
+        this.log.warn({ err: e, rows: batch.length }, 'embedding batch failed');
+        batch.forEach((item) => settle(item, unavailable(`the embedding batch failed: ${(e as Error).message?.split('\n')[0] ?? e}`, e)));
+      })
+      .finally(() => {
+        clearTimeout(stuck);
+        this.#running[lane]--;
+        this.#pump();
+      });
+  }
+}
+
+function settle(item: Item, result: Float32Array | Error): void {
+  if (item.done) return;
+  item.done = true;
+  clearTimeout(item.timer);
+  if (result instanceof Error) item.reject(result);
+  else item.resolve(result);
+}

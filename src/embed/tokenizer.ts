@@ -1,0 +1,63 @@
+/**
+ * The bge-m3 tokenizer (XLM-RoBERTa SentencePiece Unigram), read from the model directory's
+ * `tokenizer.json` + `tokenizer_config.json` by @huggingface/tokenizers (pure JS). Runs on
+ * the calling thread: texts are tokenised before batching, since batches are cut by tokens.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+
+export class TextTokenizer {
+  readonly #tok: Tokenizer;
+  readonly bos: number;
+  readonly eos: number;
+  readonly pad: number;
+
+  private constructor(tok: Tokenizer, config: Record<string, unknown>, readonly maxTokens: number) {
+    this.#tok = tok;
+    const id = (key: string, fallback: string): number => {
+      const v = config[key];
+      const name = typeof v === 'string' ? v : v && typeof v === 'object' && 'content' in v ? String((v as { content: unknown }).content) : fallback;
+      const n = tok.token_to_id(name);
+      if (n === undefined) throw new Error(`tokenizer.json has no ${key} "${name}"`);
+      return n;
+    };
+    this.bos = id('bos_token', '<s>');
+    this.eos = id('eos_token', '</s>');
+    this.pad = id('pad_token', '<pad>');
+  }
+
+  /** Reads the two files of a model directory. Throws with the path when one is missing or malformed. */
+  static load(dir: string, maxTokens: number): TextTokenizer {
+    const read = (name: string): Record<string, unknown> => {
+      const file = path.join(dir, name);
+      try {
+        return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      } catch (e) {
+        throw new Error(`${file}: ${(e as Error).message}`);
+      }
+    };
+    const json = read('tokenizer.json');
+    const config = read('tokenizer_config.json');
+    return new TextTokenizer(new Tokenizer(json, config), config, maxTokens);
+  }
+
+  /**
+   * `<s>` tokens `</s>`, cut to `maxTokens` in all: the text's tokens are truncated before the
+   * closing token is added, so it is always there (as the model was trained).
+   */
+  encode(text: string): Int32Array {
+    const ids = this.#tok.encode(text, { add_special_tokens: false }).ids;
+    const n = Math.min(ids.length, this.maxTokens - 2);
+    const out = new Int32Array(n + 2);
+    out[0] = this.bos;
+    for (let i = 0; i < n; i++) out[i + 1] = ids[i];
+    out[n + 1] = this.eos;
+    return out;
+  }
+
+  /** Tokens in a text, specials excluded: what chunking sizes its groups by. */
+  count(text: string): number {
+    return this.#tok.encode(text, { add_special_tokens: false }).ids.length;
+  }
+}
