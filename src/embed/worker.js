@@ -11,7 +11,7 @@ import * as ort from 'onnxruntime-node';
 
 const DIMS = 1024;
 /** Outputs that already hold one pooled vector per row, as some exports name them. */
-const POOLED = ['sentence_embedding', 'dense_vecs', 'pooler_output', 'embeddings'];
+const POOLED = ['sentence_embedding', 'dense', 'dense_vecs', 'pooler_output', 'embeddings'];
 
 /** @type {Promise<{ session: ort.InferenceSession, provider: string, note: string | null, output: string, pooled: boolean }> | null} */
 let ready = null;

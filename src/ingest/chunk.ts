@@ -98,7 +98,7 @@ export function chunkRevision(title: string, text: string, o: ChunkOptions): str
     for (const s of sentencesOf(p, o.locale)) {
       const tokens = o.countTokens(s.text);
       if (tokens <= o.maxTokens) units.push({ ...s, tokens });
-      else for (const piece of splitLong(s, o)) units.push({ ...piece, tokens: o.countTokens(piece.text) });
+      else for (const piece of splitLong(s, tokens, o)) units.push({ ...piece, tokens: o.countTokens(piece.text) });
     }
     // A line break separates paragraphs, so the next one follows after a space even in Japanese and Chinese.
     if (units.length > 0) Object.assign(units[units.length - 1], { paragraphEnd: true, spaceAfter: true });
@@ -178,9 +178,10 @@ interface Atom {
 /**
  * Pieces of ≤ maxTokens of one over-long sentence: cut at spaces, or at ICU word boundaries where a run
  * without spaces (Japanese, Chinese, a long URL) is itself too long, or at graphemes as a last resort.
- * Each piece is as long as fits, found by exponential then binary search on exact counts.
+ * Each piece is the longest run of atoms that fits, found by exact counts: a guess from the sentence's
+ * characters per token, a gallop away from the guess, then bisection (a few calls a piece, not one an atom).
  */
-function splitLong(s: Unit, o: ChunkOptions): Unit[] {
+function splitLong(s: Unit, tokens: number, o: ChunkOptions): Unit[] {
   const words = s.text.split(' ');
   const atoms: Atom[] = words.map((w, i) => ({ text: w, spaceAfter: i < words.length - 1 || s.spaceAfter, level: 0 }));
   const join = (a: number, b: number) => {
@@ -188,31 +189,47 @@ function splitLong(s: Unit, o: ChunkOptions): Unit[] {
     for (let k = a + 1; k < b; k++) t += (atoms[k - 1].spaceAfter ? ' ' : '') + atoms[k].text;
     return t;
   };
-  const fits = (a: number, b: number) => o.countTokens(join(a, b)) <= o.maxTokens;
+  const budget = (o.maxTokens * s.text.length) / tokens;
   const pieces: Unit[] = [];
-  let i = 0;
-  while (i < atoms.length) {
-    if (!fits(i, i + 1)) {
-      const finer = subdivide(atoms[i], o.locale);
-      if (finer.length > 1) {
-        atoms.splice(i, 1, ...finer);
-        continue;
+  for (let i = 0; i < atoms.length; ) {
+    const fits = (k: number) => o.countTokens(join(i, i + k)) <= o.maxTokens;
+    let guess = 1;
+    for (let chars = atoms[i].text.length; i + guess < atoms.length; guess++) {
+      chars += atoms[i + guess].text.length + 1;
+      if (chars > budget) break;
+    }
+    let lo = 0; // fits(lo)
+    let hi = atoms.length - i + 1; // !fits(hi)
+    if (fits(guess)) {
+      lo = guess;
+      for (let step = 1; lo + step < hi; step *= 2) {
+        if (!fits(lo + step)) hi = lo + step;
+        else lo += step;
       }
-      pieces.push({ text: atoms[i].text, spaceAfter: atoms[i].spaceAfter, paragraphEnd: false });
-      i++;
+    } else {
+      hi = guess;
+      for (let step = 1; hi - step > lo; step *= 2) {
+        if (fits(hi - step)) lo = hi - step;
+        else hi -= step;
+      }
+    }
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (fits(mid)) lo = mid;
+      else hi = mid;
+    }
+    if (lo > 0) {
+      pieces.push({ text: join(i, i + lo), spaceAfter: atoms[i + lo - 1].spaceAfter, paragraphEnd: false });
+      i += lo;
       continue;
     }
-    let good = 1;
-    let bad = 2;
-    while (i + bad <= atoms.length && fits(i, i + bad)) [good, bad] = [bad, bad * 2];
-    bad = Math.min(bad, atoms.length - i + 1);
-    while (bad - good > 1) {
-      const mid = (good + bad) >> 1;
-      if (fits(i, i + mid)) good = mid;
-      else bad = mid;
+    const finer = subdivide(atoms[i], o.locale);
+    if (finer.length > 1) {
+      atoms.splice(i, 1, ...finer);
+    } else {
+      pieces.push({ text: atoms[i].text, spaceAfter: atoms[i].spaceAfter, paragraphEnd: false });
+      i++;
     }
-    pieces.push({ text: join(i, i + good), spaceAfter: atoms[i + good - 1].spaceAfter, paragraphEnd: false });
-    i += good;
   }
   return pieces;
 }
