@@ -77,7 +77,9 @@ export class Embedder {
       workerData: {
         modelPath,
         device: options.device,
-        intraOpThreads: Math.max(1, Math.floor(os.availableParallelism() / options.threads)),
+        // Every worker may use every core: bulk work alone (one worker) then runs as fast as
+        // one session could, and a query beside it shares the cores instead of queueing.
+        intraOpThreads: os.availableParallelism(),
         padId: tokenizer.pad,
       },
     });
@@ -143,13 +145,20 @@ export class Embedder {
    */
   async embedMany(texts: string[]): Promise<Float32Array[]> {
     const out: Promise<Float32Array>[] = [];
-    for (const text of texts) {
-      while (this.#lanes.bulk.length >= this.options.queueMax && !this.#closed) await new Promise<void>((r) => this.#roomWaiters.push(r));
+    for (let i = 0; i < texts.length; ) {
+      if (this.#lanes.bulk.length >= this.options.queueMax) {
+        // Full: let the workers drain it. Enqueue everything that fits first, so the
+        // batcher sees many texts at once and cuts full batches, not one text at a time.
+        this.#pump();
+        await new Promise<void>((r) => this.#roomWaiters.push(r));
+      }
       if (this.#closed) throw unavailable('the embedder is shutting down');
-      const ids = this.tokenizer.encode(text);
-      out.push(new Promise((resolve, reject) => this.#lanes.bulk.push({ ids, resolve, reject, done: false })));
-      this.#pump();
+      for (; i < texts.length && this.#lanes.bulk.length < this.options.queueMax; i++) {
+        const ids = this.tokenizer.encode(texts[i]);
+        out.push(new Promise((resolve, reject) => this.#lanes.bulk.push({ ids, resolve, reject, done: false })));
+      }
     }
+    this.#pump();
     return Promise.all(out);
   }
 

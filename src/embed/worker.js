@@ -23,13 +23,20 @@ let ready = null;
 async function open() {
   const { modelPath, device, intraOpThreads } = workerData;
   /** @type {ort.InferenceSession.SessionOptions} */
-  const base = { intraOpNumThreads: intraOpThreads, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
+  // No spinning: workers share the cores, and a spinning idle pool would steal them.
+  const base = {
+    intraOpNumThreads: intraOpThreads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: /** @type {const} */ ('all'),
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
   let session;
   let provider = 'cpu';
   let note = null;
   if (device !== 'cpu') {
     try {
-      session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: ['cuda'] });
+      // Fatal-only while probing: a missing CUDA provider is expected, and said once by our log line.
+      session = await ort.InferenceSession.create(modelPath, { ...base, logSeverityLevel: 4, executionProviders: ['cuda'] });
       provider = 'cuda';
     } catch (e) {
       note = `CUDA unavailable (${firstLine(e)})`;

@@ -82,6 +82,13 @@ interface Unit {
 }
 type Counted = Unit & { tokens: number };
 
+/** items[a..b) as one text: one space where the source had whitespace between them, none where it had none. */
+function joined(items: { text: string; spaceAfter: boolean }[], a: number, b: number): string {
+  let t = items[a].text;
+  for (let k = a + 1; k < b; k++) t += (items[k - 1].spaceAfter ? ' ' : '') + items[k].text;
+  return t;
+}
+
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 const paragraphsOf = (text: string) => text.split(/[\n\r\f\v\u0085\u2028\u2029]+/).filter((p) => p.trim() !== '');
 
@@ -156,9 +163,12 @@ function continues(before: string, after: string): boolean {
   if (/^\p{Ll}/u.test(next)) return true; // "Yahoo! said", "« Non ! » a-t-il crié": never a sentence start
   const prev = before.trimEnd();
   if (QUOTE_CONTINUATION.some((p) => next.startsWith(p)) && CLOSING.test(prev[prev.length - 1] ?? '')) return true;
+  // Every abbreviation, initial and ordinal ends in a period and is short; CJK sentences have no spaces to stop at.
+  if (!prev.endsWith('.')) return false;
   let from = prev.length;
-  while (from > 0 && !SPACE.test(prev[from - 1])) from--;
-  const token = prev.slice(from).replace(/^[\p{Ps}\p{Pi}\p{Pf}"'¿¡]+/u, '');
+  while (from > 0 && from > prev.length - 24 && !SPACE.test(prev[from - 1])) from--;
+  // "(Dr." and French elision "l'av." still end in the abbreviation.
+  const token = prev.slice(from).replace(/^[\p{Ps}\p{Pi}\p{Pf}"'¿¡]+/u, '').replace(/^\p{L}+['’](?=\p{L})/u, '');
   if (ABBREVIATION.has(token) || ABBREVIATION.has(token.toLowerCase())) return true;
   if (/^\p{L}\.$/u.test(token)) return true; // initials "J. K. Rowling", "M. Dupont", "z. B."
   if (/^\d{1,3}\.$/.test(token)) {
@@ -184,11 +194,7 @@ interface Atom {
 function splitLong(s: Unit, tokens: number, o: ChunkOptions): Unit[] {
   const words = s.text.split(' ');
   const atoms: Atom[] = words.map((w, i) => ({ text: w, spaceAfter: i < words.length - 1 || s.spaceAfter, level: 0 }));
-  const join = (a: number, b: number) => {
-    let t = atoms[a].text;
-    for (let k = a + 1; k < b; k++) t += (atoms[k - 1].spaceAfter ? ' ' : '') + atoms[k].text;
-    return t;
-  };
+  const join = (a: number, b: number) => joined(atoms, a, b);
   const budget = (o.maxTokens * s.text.length) / tokens;
   const pieces: Unit[] = [];
   for (let i = 0; i < atoms.length; ) {
@@ -268,11 +274,7 @@ function subdivide(atom: Atom, locale: string | undefined): Atom[] {
 function groupUnits(units: Counted[], o: ChunkOptions): string[] {
   const n = units.length;
   const counts = units.map((u) => u.tokens);
-  const join = (a: number, b: number) => {
-    let t = units[a].text;
-    for (let k = a + 1; k < b; k++) t += (units[k - 1].spaceAfter ? ' ' : '') + units[k].text;
-    return t;
-  };
+  const join = (a: number, b: number) => joined(units, a, b);
   const groups: { a: number; b: number; tokens: number }[] = [];
   for (let a = 0; a < n; ) {
     let sum = counts[a];
