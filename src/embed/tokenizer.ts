@@ -78,21 +78,27 @@ export class TextTokenizer {
     const out: number[] = [];
     const words = text.split(SPACES);
     // Trailing whitespace becomes a lone "▁" on the last word: tokenise that one as it stands.
-    const trailing = words.length > 1 && words[words.length - 1] === '' ? words.findLastIndex((w) => w !== '') : -1;
+    let trailing = -1;
+    if (words.length > 1 && words[words.length - 1] === '') for (let i = words.length - 2; i >= 0 && trailing < 0; i--) if (words[i] !== '') trailing = i;
     for (let i = 0; i < words.length; i++) {
       const word = words[i];
       if (word === '') continue;
-      let ids = i === trailing ? undefined : this.#cache.get(word);
-      if (i === trailing) ids = this.#tok.encode(`${word} `, { add_special_tokens: false }).ids;
-      else if (ids === undefined) {
-        ids = this.#tok.encode(word, { add_special_tokens: false }).ids;
-        if (word.length <= MAX_CACHED_WORD) {
-          if (this.#cache.size >= CACHE_WORDS) this.#cache.clear();
-          this.#cache.set(word, ids);
-        }
-      }
+      const ids = i === trailing ? this.#encode(`${word} `) : (this.#cache.get(word) ?? this.#remember(word));
       for (const id of ids) out.push(id);
     }
     return out;
+  }
+
+  #remember(word: string): number[] {
+    const ids = this.#encode(word);
+    if (word.length <= MAX_CACHED_WORD) {
+      if (this.#cache.size >= CACHE_WORDS) this.#cache.clear();
+      this.#cache.set(word, ids);
+    }
+    return ids;
+  }
+
+  #encode(text: string): number[] {
+    return this.#tok.encode(text, { add_special_tokens: false }).ids;
   }
 }
