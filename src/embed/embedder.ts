@@ -81,6 +81,7 @@ export class Embedder {
         // one session could, and a query beside it shares the cores instead of queueing.
         intraOpThreads: os.availableParallelism(),
         padId: tokenizer.pad,
+        verbose: log.isLevelEnabled('debug'),
       },
     });
     // A worker that dies is replaced by Piscina; its batch's promise rejects (handled in #run).

@@ -4,7 +4,7 @@
  * of token ids and returns L2-normalised 1024-d rows. Plain JavaScript so that worker threads
  * load it as it is, from `src/` under the tests and from `dist/` when installed.
  *
- * workerData: { modelPath, device: 'auto' | 'cpu' | 'cuda', intraOpThreads, padId }
+ * workerData: { modelPath, device: 'auto' | 'cpu' | 'cuda', intraOpThreads, padId, verbose }
  */
 import { workerData, move } from 'piscina';
 import * as ort from 'onnxruntime-node';
@@ -21,7 +21,10 @@ let ready = null;
  * itself: try CUDA, and on failure create a CPU session and say why.
  */
 async function open() {
-  const { modelPath, device, intraOpThreads } = workerData;
+  const { modelPath, device, intraOpThreads, verbose } = workerData;
+  // ONNX Runtime prints its own errors to stderr, a missing CUDA provider among them; ours say
+  // it once. Its logs come back with LOG_LEVEL=debug.
+  ort.env.logLevel = verbose ? 'warning' : 'fatal';
   /** @type {ort.InferenceSession.SessionOptions} */
   // No spinning: workers share the cores, and a spinning idle pool would steal them.
   const base = {
@@ -35,8 +38,7 @@ async function open() {
   let note = null;
   if (device !== 'cpu') {
     try {
-      // Fatal-only while probing: a missing CUDA provider is expected, and said once by our log line.
-      session = await ort.InferenceSession.create(modelPath, { ...base, logSeverityLevel: 4, executionProviders: ['cuda'] });
+      session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: ['cuda'] });
       provider = 'cuda';
     } catch (e) {
       note = `CUDA unavailable (${firstLine(e)})`;
