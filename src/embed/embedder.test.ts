@@ -4,11 +4,9 @@
  * every output layout giving one vector, 503 `embed_unavailable` on overload, timeout and a
  * dead worker, the CUDA fallback's one log line, and the query lane ahead of bulk work.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Rng } from '../../test/helpers/rng.js';
@@ -16,7 +14,6 @@ import { TINY_WORDS, writeTinyModel, type TinyModelOptions } from '../../test/he
 import { AppError } from '../errors.js';
 import { Embedder, type EmbedderOptions } from './embedder.js';
 
-const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const DIM = 1024;
 const SEED = 7;
 const root = mkdtempSync(join(tmpdir(), 'embedder-test-'));
@@ -242,71 +239,33 @@ describe('503 embed_unavailable (slow model)', () => {
     await vi.waitFor(() => expect(e.load().running.query).toBe(0), { timeout: 30_000, interval: 20 });
   });
 
-  // A worker dying mid-batch can abort the whole process inside onnxruntime-node, so these run
-  // in a child process: a crash there fails the test instead of taking the test runner down.
-  it('a worker terminated mid-batch fails that request only; the next one succeeds', () => {
-    const r = midBatch(slow(), 'terminate');
-    expect(r.status, `child exited ${r.status} (signal ${r.signal}); stderr:\n${r.stderr}`).toBe(0);
-    expect(r.result.first).toMatchObject({ ok: false, code: 'embed_unavailable', status: 503, retryAfter: expect.stringMatching(/^\d+$/) });
-    expect(r.result.first.message).toMatch(/batch failed/);
-    expect(r.result.failedBatches).toBe(1);
-    expect(r.result.warned).toBe(true);
-    // Piscina starts a replacement worker, which loads the model on its first task.
-    expect(r.result.after).toEqual({ ok: true, length: DIM, norm: expect.closeTo(1, 5) });
+  it('a worker that dies mid-batch fails that batch only; Piscina replaces it and the next query succeeds', async () => {
+    const { log, lines } = capture();
+    const e = await embedder(model('hidden', { seed: SEED }), {}, log);
+    const before = await e.embedQuery('the market rose');
+    e.simulateWorkerExit();
+    const err = await expectUnavailable(e.embedQuery(words(30)));
+    expect(err.message).toMatch(/batch failed/);
+    expect(e.stats.failedBatches).toBe(1);
+    expect(lines.some((l) => l.level === 40 && /batch failed/.test(l.msg))).toBe(true);
+    // The replacement worker loads the model on its first task and gives the same vector.
+    const after = await e.embedQuery('the market rose');
+    expect(maxDiff(before, after)).toBe(0);
   });
 
-  it('close() while a batch runs rejects it with embed_unavailable and the process lives on', () => {
-    const r = midBatch(slow(), 'close');
-    expect(r.status, `child exited ${r.status} (signal ${r.signal}); stderr:\n${r.stderr}`).toBe(0);
-    expect(r.result.first).toMatchObject({ ok: false, code: 'embed_unavailable', status: 503 });
-    expect(r.result.after).toMatchObject({ ok: false, code: 'embed_unavailable', status: 503 });
-    expect(r.result.after.message).toMatch(/shutting down/);
+  it('close() lets the running batch finish, fails the waiting texts, then refuses new ones', async () => {
+    const e = await embedder(slow(), { threads: 1 });
+    const running = e.embedQuery(longText());
+    await vi.waitFor(() => expect(e.load().running.query).toBe(1), { timeout: 30_000, interval: 5 });
+    const waiting = e.embedQuery(words(20));
+    expect(e.load().waiting.query).toBe(1);
+    const closing = e.close();
+    expect((await expectUnavailable(waiting)).message).toMatch(/shutting down/);
+    expectUnit(await running); // never killed inside ONNX Runtime's run (that would abort the process)
+    await closing;
+    expect((await expectUnavailable(e.embedQuery('the market rose'))).message).toMatch(/shutting down/);
   });
 });
-
-/** The child's script: one long query on a slow model, then `terminate` its worker or `close` the embedder mid-batch. */
-const MID_BATCH = `
-import { pino } from 'pino';
-import { TINY_WORDS } from './test/helpers/tiny-model.ts';
-import { Embedder } from './src/embed/embedder.ts';
-const [dir, mode] = process.argv.slice(1);
-const lines = [];
-const log = pino({ level: 'debug' }, { write: (s) => void lines.push(JSON.parse(s)) });
-const e = await Embedder.open({ modelDir: dir, device: 'cpu', threads: 1, maxTokens: 8192, maxBatchTokens: 16384, queueMax: 16, timeoutMs: 120000 }, log);
-const settled = (p) => p.then(
-  (v) => ({ ok: true, length: v.length, norm: Math.sqrt(v.reduce((a, x) => a + x * x, 0)) }),
-  (err) => ({ ok: false, code: err.code, status: err.status, retryAfter: err.headers?.['retry-after'], message: err.message }),
-);
-const text = Array.from({ length: 2000 }, (_, i) => TINY_WORDS[(i * 7) % TINY_WORDS.length]).join(' ');
-const first = settled(e.embedQuery(text));
-while (e.load().running.query === 0) await new Promise((r) => setTimeout(r, 1));
-const result = {};
-if (mode === 'terminate') {
-  for (const t of [...e.threads]) await t.terminate();
-  result.first = await first;
-  result.after = await settled(e.embedQuery('the market rose'));
-  result.failedBatches = e.stats.failedBatches;
-  result.warned = lines.some((l) => l.level === 40 && /batch failed/.test(l.msg));
-  await e.close();
-} else {
-  const closing = e.close();
-  result.first = await first;
-  await closing;
-  result.after = await settled(e.embedQuery('the market rose'));
-}
-process.stdout.write('RESULT ' + JSON.stringify(result) + '\\n');
-`;
-
-function midBatch(dir: string, mode: 'terminate' | 'close'): { status: number | null; signal: string | null; stderr: string; result: any } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', MID_BATCH, dir, mode], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '' },
-    encoding: 'utf8',
-    timeout: 50_000,
-  });
-  const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
-  return { status: r.status, signal: r.signal, stderr: (r.stderr ?? '').slice(-2000), result: line ? JSON.parse(line.slice(7)) : {} };
-}
 
 describe('EMBED_DEVICE and the provider log line', () => {
   const startLines = (lines: { level: number; msg: string }[]) => lines.filter((l) => /text mode on/.test(l.msg));

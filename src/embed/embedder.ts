@@ -7,7 +7,9 @@
  * workers, bulk batches never take the last free one, so a query never waits behind an
  * import. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
  * within `timeoutMs`, fails with 503 `embed_unavailable` + Retry-After; bulk work waits for
- * room instead. A worker that dies fails only its own batch; Piscina starts another.
+ * room instead. A worker that dies fails only its own batch; Piscina starts another. A slow
+ * batch is never killed (ONNX Runtime cannot be interrupted mid-run): its texts get 503 and its
+ * result is dropped.
  */
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +59,9 @@ export class Embedder {
   readonly #lanes: Record<Lane, Item[]> = { query: [], bulk: [] };
   readonly #running: Record<Lane, number> = { query: 0, bulk: 0 };
   #roomWaiters: (() => void)[] = [];
+  readonly #inFlight = new Set<Promise<unknown>>();
   #closed = false;
+  #exitNext = false;
   /** What the workers reported at start: the execution provider and the output used. */
   info: WorkerInfo | null = null;
   readonly stats = { batches: 0, rows: 0, tokens: 0, paddedTokens: 0, failedBatches: 0, overloaded: 0, timeouts: 0 };
@@ -173,16 +177,24 @@ export class Embedder {
     return { waiting: { query: this.#lanes.query.length, bulk: this.#lanes.bulk.length }, running: { ...this.#running } };
   }
 
-  /** The worker threads (tests stop one mid-batch to check a crash stays contained). */
-  get threads(): readonly { terminate(): Promise<number> }[] {
-    return this.#pool.threads;
+  /**
+   * Fault injection (tests, drills): the worker that takes the next batch exits in the middle
+   * of it, after building its inputs, as a crashed worker would.
+   */
+  simulateWorkerExit(): void {
+    this.#exitNext = true;
   }
 
+  /**
+   * Stops: waiting texts fail with 503, running batches finish (ONNX Runtime cannot be
+   * interrupted: stopping a worker thread inside `run` aborts the process), then the workers go.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const lane of Object.values(this.#lanes)) for (const item of lane.splice(0)) settle(item, unavailable('the embedder is shutting down'));
     for (const wake of this.#roomWaiters.splice(0)) wake();
+    await Promise.allSettled(this.#inFlight);
     await this.#pool.destroy();
   }
 
@@ -246,7 +258,9 @@ export class Embedder {
     this.#running[lane]++;
     // Bulk batches have no per-text deadline, but a batch stuck longer than the timeout fails.
     const stuck = lane === 'bulk' ? setTimeout(() => batch.forEach((item) => settle(item, unavailable(`an embedding batch took longer than ${this.options.timeoutMs} ms`))), this.options.timeoutMs) : undefined;
-    (this.#pool.run({ kind: 'run', ids, lengths }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
+    const exit = this.#exitNext;
+    this.#exitNext = false;
+    const task = (this.#pool.run({ kind: 'run', ids, lengths, exit }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
       .then(
         (out) => {
           if (out.length !== batch.length * DIMENSIONS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
@@ -261,8 +275,10 @@ export class Embedder {
       .finally(() => {
         clearTimeout(stuck);
         this.#running[lane]--;
+        this.#inFlight.delete(task);
         this.#pump();
       });
+    this.#inFlight.add(task);
   }
 }
 

@@ -56,7 +56,7 @@ function firstLine(e) {
 }
 
 /**
- * @param {{ kind: 'info' } | { kind: 'run', ids: Int32Array, lengths: Int32Array }} task
+ * @param {{ kind: 'info' } | { kind: 'run', ids: Int32Array, lengths: Int32Array, exit?: boolean }} task
  *   `ids`: each row's tokens back to back (specials included); `lengths`: tokens per row.
  */
 export default async function embed(task) {
@@ -82,6 +82,8 @@ export default async function embed(task) {
       mask[i * seq + j] = 1n;
     }
   }
+  // Fault injection (Embedder.simulateWorkerExit): die mid-batch, outside ONNX Runtime's run.
+  if (task.exit) process.exit(1);
   /** @type {Record<string, ort.Tensor>} */
   const feeds = {
     input_ids: new ort.Tensor('int64', inputIds, [rows, seq]),
