@@ -3,7 +3,7 @@
  * the in-memory catalog are rebuilt from it.
  *
  * Databases (key → value):
- *   meta        'nextOrd' | 'nextLabel' | 'schema' → number
+ *   meta        'nextOrd' | 'nextLabel' | 'schema' → number;  'storeId' → string
  *   articles    canonical URL → { ords: number[], sourceId }           (ords[0] is the first revision)
  *   revisions   ord (uint32) → RevisionRecord                            (ord: dense, in store order)
  *   revIds      revision UUID → ord
@@ -130,6 +130,16 @@ export class Store {
    */
   refresh(): void {
     this.root.resetReadTxn();
+  }
+
+  /** This store's identity, made at its first open: what caches built from it are checked against. */
+  storeId(): string {
+    let id = this.meta.get('storeId') as unknown as string | undefined;
+    if (id === undefined) {
+      id = randomUUID();
+      this.meta.putSync('storeId', id as unknown as number);
+    }
+    return id;
   }
 
   /** Revisions stored so far (ords are 0 … nextOrd-1). */
