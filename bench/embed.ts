@@ -20,6 +20,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
+import { MAX_LENGTH_RATIO } from '../src/embed/embedder.js';
 import { openEmbedder } from '../src/service.js';
 import { TINY_WORDS, writeTinyModel } from '../test/helpers/tiny-model.js';
 import { envInt } from './corpus.js';
@@ -41,13 +42,13 @@ const queryTexts = Array.from({ length: queries }, () => sentence(6 + rng.int(10
 const embedder = (await openEmbedder(config, pino({ level: 'warn' })))!;
 const tok = embedder.tokenizer;
 
-// Raw: the same token budget and 2x length rule, batches cut from length-sorted texts.
+// Raw: the same token budget and length rule, batches cut from length-sorted texts.
 const encoded = texts.map((t) => tok.encode(t)).sort((a, b) => a.length - b.length);
 const batches: Int32Array[][] = [];
 for (let i = 0; i < encoded.length; ) {
   const batch = [encoded[i]];
   let j = i + 1;
-  while (j < encoded.length && (batch.length + 1) * encoded[j].length <= config.embedMaxBatchTokens && encoded[j].length <= 2 * batch[0].length) batch.push(encoded[j++]);
+  while (j < encoded.length && (batch.length + 1) * encoded[j].length <= config.embedMaxBatchTokens && encoded[j].length <= MAX_LENGTH_RATIO * batch[0].length) batch.push(encoded[j++]);
   batches.push(batch);
   i = j;
 }

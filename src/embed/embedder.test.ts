@@ -125,14 +125,15 @@ describe('vectors (hidden-output model, one worker)', () => {
   });
 
   it('padding does not move a row: a short text alone and in a batch with a longer one', async () => {
-    const short = words(5);
-    const long = words(11);
+    // Lengths within MAX_LENGTH_RATIO (22 and 27 tokens with <s> </s>), so they share a batch.
+    const short = words(20);
+    const long = words(25);
     const alone = await e.embedQuery(short);
     const longAlone = await e.embedQuery(long);
     // The first text of a bulk call may start at once on the free worker; the next two wait and
     // go together, so the short row is padded to the long one's length in either case.
     const s0 = { ...e.stats };
-    const [, inBatch, longInBatch] = await e.embedMany([words(8), short, long]);
+    const [, inBatch, longInBatch] = await e.embedMany([words(22), short, long]);
     expect(e.stats.batches - s0.batches).toBeLessThanOrEqual(2);
     const padded = e.stats.paddedTokens - s0.paddedTokens - (e.stats.tokens - s0.tokens);
     expect(padded, 'the short row was padded').toBeGreaterThanOrEqual(long.split(' ').length - short.split(' ').length);
@@ -312,5 +313,15 @@ describe('the query lane goes ahead of bulk work', () => {
     const vectors = await bulk;
     expect(vectors).toHaveLength(texts.length);
     expect(e.stats.batches).toBeGreaterThan(10);
+  });
+
+  it('with two workers, a query runs while a bulk batch is still running (its own worker)', async () => {
+    const e = await embedder(model('slow', { seed: SEED, layers: 6 }), { threads: 2 });
+    const bulk = e.embedMany(Array.from({ length: 8 }, () => words(400)));
+    await vi.waitFor(() => expect(e.load().running.bulk).toBe(1), { timeout: 30_000, interval: 5 });
+    expectUnit(await e.embedQuery('the market rose'));
+    // The bulk lane never had more than the one bulk worker, and it was busy all along.
+    expect(e.load().running.bulk).toBe(1);
+    await bulk;
   });
 });

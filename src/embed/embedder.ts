@@ -3,9 +3,9 @@
  *
  * Texts are tokenised here, queued in two lanes (queries ahead of bulk chunk work) and cut
  * into batches by a token budget (rows × longest row, as text-embeddings-inference's
- * `max_batch_tokens`), rows within 2x of each other in length so padding stays bounded. With two or more
- * workers, bulk batches never take the last free one, so a query never waits behind an
- * import. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
+ * `max_batch_tokens`), rows of similar length together so padding stays small. With two or
+ * more workers, one serves queries only and the bulk workers run at a lower OS priority, so a
+ * query never waits behind an import, nor shares the cores with it on equal terms. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
  * within `timeoutMs`, fails with 503 `embed_unavailable` + Retry-After; bulk work waits for
  * room instead. A worker that dies fails only its own batch; Piscina starts another. A slow
  * batch is never killed (ONNX Runtime cannot be interrupted mid-run): its texts get 503 and its
@@ -49,13 +49,27 @@ interface WorkerInfo {
 /** Waiting texts considered when a batch is cut: enough to find similar lengths, cheap to sort. */
 const WINDOW = 512;
 const RETRY_AFTER_S = 1;
+/** Longest ÷ shortest row of a batch: padding is at most this much extra work (and far less on average). */
+export const MAX_LENGTH_RATIO = 1.25;
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 const unavailable = (message: string, cause?: unknown): AppError =>
   new AppError('embed_unavailable', message, { cause, headers: { 'retry-after': String(RETRY_AFTER_S) } });
 
+/** A Piscina pool and the lanes it serves, in the order it prefers them. */
+interface Pool {
+  piscina: Piscina;
+  size: number;
+  running: number;
+  serves: Lane[];
+}
+
+/** Bulk workers run this much nicer (Linux thread priority), so a query's run gets the cores. */
+const BULK_NICE = 10;
+
 export class Embedder {
-  readonly #pool: Piscina;
+  /** One pool for EMBED_THREADS=1; else one query worker + (threads-1) nicer bulk workers. */
+  readonly #pools: Pool[];
   readonly #lanes: Record<Lane, Item[]> = { query: [], bulk: [] };
   readonly #running: Record<Lane, number> = { query: 0, bulk: 0 };
   #roomWaiters: (() => void)[] = [];
@@ -72,24 +86,30 @@ export class Embedder {
     readonly log: Logger,
   ) {
     const { modelPath } = checkModelDir(options.modelDir);
-    this.#pool = new Piscina({
-      filename: WORKER,
-      minThreads: options.threads,
-      maxThreads: options.threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      concurrentTasksPerWorker: 1,
-      workerData: {
-        modelPath,
-        device: options.device,
-        // Every worker may use every core: bulk work alone (one worker) then runs as fast as
-        // one session could, and a query beside it shares the cores instead of queueing.
-        intraOpThreads: os.availableParallelism(),
-        padId: tokenizer.pad,
-        verbose: log.isLevelEnabled('debug'),
-      },
-    });
-    // A worker that dies is replaced by Piscina; its batch's promise rejects (handled in #run).
-    this.#pool.on('error', (e) => log.error({ err: e }, 'embedding worker failed'));
+    const pool = (size: number, niceIncrement: number, serves: Lane[]): Pool => {
+      const piscina = new Piscina({
+        filename: WORKER,
+        minThreads: size,
+        maxThreads: size,
+        idleTimeout: Number.POSITIVE_INFINITY,
+        concurrentTasksPerWorker: 1,
+        niceIncrement,
+        workerData: {
+          modelPath,
+          device: options.device,
+          // Every worker may use every core: bulk work alone then runs as fast as one session
+          // could, and a query beside it shares the cores (ahead of it: bulk is nicer).
+          intraOpThreads: os.availableParallelism(),
+          padId: tokenizer.pad,
+          verbose: log.isLevelEnabled('debug'),
+        },
+      });
+      // A worker that dies is replaced by Piscina; its batch's promise rejects (handled in #run).
+      piscina.on('error', (e) => log.error({ err: e }, 'embedding worker failed'));
+      return { piscina, size, running: 0, serves };
+    };
+    // Queries have a worker of their own, and may borrow an idle bulk one.
+    this.#pools = options.threads === 1 ? [pool(1, 0, ['query', 'bulk'])] : [pool(1, 0, ['query']), pool(options.threads - 1, BULK_NICE, ['query', 'bulk'])];
   }
 
   /**
@@ -106,7 +126,9 @@ export class Embedder {
 
   async #warm(): Promise<void> {
     const t0 = performance.now();
-    const results = await Promise.allSettled(Array.from({ length: this.options.threads }, () => this.#pool.run({ kind: 'info' }) as Promise<WorkerInfo>));
+    const results = await Promise.allSettled(
+      this.#pools.flatMap((p) => Array.from({ length: p.size }, () => p.piscina.run({ kind: 'info' }) as Promise<WorkerInfo>)),
+    );
     const ok = results.find((r): r is PromiseFulfilledResult<WorkerInfo> => r.status === 'fulfilled');
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!ok) {
@@ -195,18 +217,17 @@ export class Embedder {
     for (const lane of Object.values(this.#lanes)) for (const item of lane.splice(0)) settle(item, unavailable('the embedder is shutting down'));
     for (const wake of this.#roomWaiters.splice(0)) wake();
     await Promise.allSettled(this.#inFlight);
-    await this.#pool.destroy();
+    await Promise.all(this.#pools.map((p) => p.piscina.destroy()));
   }
 
-  /** Starts batches while workers are free: queries first; bulk never takes the last worker (when there are two or more). */
+  /** Starts batches while workers are free: every waiting query first, then bulk work. */
   #pump(): void {
-    const threads = this.options.threads;
-    while (!this.#closed && this.#running.query + this.#running.bulk < threads) {
-      let lane: Lane;
-      if (this.#lanes.query.length > 0) lane = 'query';
-      else if (this.#lanes.bulk.length > 0 && (threads === 1 || this.#running.bulk < threads - 1)) lane = 'bulk';
-      else return;
-      this.#run(lane, this.#take(this.#lanes[lane]));
+    for (const lane of ['query', 'bulk'] as const) {
+      while (!this.#closed && this.#lanes[lane].length > 0) {
+        const pool = this.#pools.find((p) => p.serves.includes(lane) && p.running < p.size);
+        if (!pool) break;
+        this.#run(lane, pool, this.#take(this.#lanes[lane]));
+      }
     }
   }
 
@@ -225,8 +246,7 @@ export class Embedder {
       for (const item of near) {
         const l = Math.max(longest, item.ids.length);
         const s = Math.min(shortest, item.ids.length);
-        // Rows within 2x of each other in length: padding never more than doubles the work.
-        if ((batch.length + 1) * l > budget || l > 2 * s) continue;
+        if ((batch.length + 1) * l > budget || l > MAX_LENGTH_RATIO * s) continue;
         batch.push(item);
         longest = l;
         shortest = s;
@@ -240,7 +260,7 @@ export class Embedder {
     return batch;
   }
 
-  #run(lane: Lane, batch: Item[]): void {
+  #run(lane: Lane, pool: Pool, batch: Item[]): void {
     const lengths = new Int32Array(batch.length);
     let total = 0;
     let longest = 0;
@@ -256,11 +276,12 @@ export class Embedder {
     this.stats.tokens += total;
     this.stats.paddedTokens += longest * batch.length;
     this.#running[lane]++;
+    pool.running++;
     // Bulk batches have no per-text deadline, but a batch stuck longer than the timeout fails.
     const stuck = lane === 'bulk' ? setTimeout(() => batch.forEach((item) => settle(item, unavailable(`an embedding batch took longer than ${this.options.timeoutMs} ms`))), this.options.timeoutMs) : undefined;
     const exit = this.#exitNext;
     this.#exitNext = false;
-    const task = (this.#pool.run({ kind: 'run', ids, lengths, exit }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
+    const task = (pool.piscina.run({ kind: 'run', ids, lengths, exit }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
       .then(
         (out) => {
           if (out.length !== batch.length * DIMENSIONS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
@@ -275,6 +296,7 @@ export class Embedder {
       .finally(() => {
         clearTimeout(stuck);
         this.#running[lane]--;
+        pool.running--;
         this.#inFlight.delete(task);
         this.#pump();
       });
