@@ -3,10 +3,8 @@
  * restart, canonical URLs and times, malformed lines rejected by line number while the rest
  * lands, and the same through the `newsmatch` CLI.
  */
-import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openService } from '../src/service.js';
@@ -15,8 +13,8 @@ import { DIM, randUnit, vectorB64, writeLines, type Corpus } from './helpers/cor
 import { itemKey, makeQuery, oracleByScore, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { GATEWAY_HOST, MEDIUM, makeTempDir, startHarness, type Harness } from './helpers/service.js';
+import { cli } from './helpers/cli.js';
 
-const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 
 // ---- small hand-made import files ----
 
@@ -107,15 +105,6 @@ function summaryNumber(out: string, label: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function cli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, NODE_OPTIONS: '' },
-    encoding: 'utf8',
-    timeout: 50_000,
-  });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
 
 // ---- the generated corpus: summary, idempotency, persistence ----
 

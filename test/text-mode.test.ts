@@ -4,18 +4,16 @@
  * and a store filled while text mode was off is embedded later by `newsmatch embed` (resumable:
  * a second run embeds nothing) and then found by the running server.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLines } from './helpers/corpus.js';
 import { Rng } from './helpers/rng.js';
 import { expectError, expectItemShape, expectNewestFirst, startHarness, type Harness } from './helpers/service.js';
 import { TINY_WORDS, writeTinyModel } from './helpers/tiny-model.js';
+import { cli } from './helpers/cli.js';
 
-const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 const root = mkdtempSync(join(tmpdir(), 'text-mode-'));
 const modelDir = writeTinyModel(join(root, 'model'), { seed: 11 });
 
@@ -61,15 +59,6 @@ const byUrl = new Map(lines.filter((l) => !l.revised_at).map((l) => [l.url, l]))
 /** The article whose headline is the query. */
 const target = lines[7];
 
-function cli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, NODE_OPTIONS: '' },
-    encoding: 'utf8',
-    timeout: 50_000,
-  });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
 
 /** Every item is an imported article; its best_chunk is its headline or a piece of its text. */
 function checkScoredItems(items: any[]): void {
