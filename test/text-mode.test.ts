@@ -227,3 +227,20 @@ describe('text mode off, then `newsmatch embed`', () => {
     expect(h.service.store.unembeddedCount()).toBe(0);
   });
 });
+
+describe('503 embed_unavailable over HTTP', () => {
+  it('an embedding slower than EMBED_TIMEOUT_MS answers 503 embed_unavailable with Retry-After; vectors still work', async () => {
+    const slowModel = writeTinyModel(join(root, 'slow-model'), { seed: 11, layers: 6 });
+    const h = await startHarness({ corpus: null, env: { BGE_M3_MODEL_DIR: slowModel, EMBED_THREADS: '1', EMBED_TIMEOUT_MS: '1' } });
+    try {
+      const long = Array.from({ length: 400 }, (_, i) => TINY_WORDS[i % TINY_WORDS.length]).join(' ');
+      const res = await h.match({ text: long, order: 'relevance', limit: 5 });
+      expectError(res, 503, 'embed_unavailable');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      const vector = Array.from({ length: 1024 }, (_, i) => (i === 3 ? 1 : 0));
+      expect((await h.match({ vector, order: 'relevance', limit: 5 })).status).toBe(200);
+    } finally {
+      await h.close();
+    }
+  });
+});
