@@ -42,6 +42,8 @@ export class SearchEngine {
   #queue: PendingRange[] = [];
   #inFlight = 0;
   #scheduled = false;
+  #topkRunning = 0;
+  #topkWaiting: (() => void)[] = [];
   /** Queries per pass, for the batching benchmark and logs. */
   readonly batches = { passes: 0, queries: 0 };
 
@@ -81,10 +83,22 @@ export class SearchEngine {
     });
   }
 
-  /** Top-k by revision: 'scan' (exact), 'hnsw' (may be incomplete), or 'auto' (planned, never under-filled). */
-  topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?: number) {
+  /**
+   * Top-k by revision: 'scan' (exact), 'hnsw' (may be incomplete), or 'auto' (planned, never
+   * under-filled). At most `passes` run at once: each keeps a core busy, and more would only
+   * take turns on the cores with each other and with the event loop.
+   */
+  async topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?: number) {
     if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
-    return this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows);
+    if (this.#topkRunning < this.options.passes) this.#topkRunning++;
+    else await new Promise<void>((r) => this.#topkWaiting.push(r)); // the slot is handed over
+    try {
+      return await this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows);
+    } finally {
+      const next = this.#topkWaiting.shift();
+      if (next) next();
+      else this.#topkRunning--;
+    }
   }
 
   /** Rows the filter allows: the planner's cost input. */
