@@ -20,7 +20,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { MAX_LENGTH_RATIO } from '../src/embed/embedder.js';
+import { MAX_PADDING } from '../src/embed/embedder.js';
 import { openEmbedder } from '../src/service.js';
 import { TINY_WORDS, writeTinyModel } from '../test/helpers/tiny-model.js';
 import { envInt } from './corpus.js';
@@ -47,8 +47,14 @@ const encoded = texts.map((t) => tok.encode(t)).sort((a, b) => a.length - b.leng
 const batches: Int32Array[][] = [];
 for (let i = 0; i < encoded.length; ) {
   const batch = [encoded[i]];
+  let tokens = encoded[i].length;
   let j = i + 1;
-  while (j < encoded.length && (batch.length + 1) * encoded[j].length <= config.embedMaxBatchTokens && encoded[j].length <= MAX_LENGTH_RATIO * batch[0].length) batch.push(encoded[j++]);
+  for (; j < encoded.length; j++) {
+    const padded = (batch.length + 1) * encoded[j].length;
+    if (padded > config.embedMaxBatchTokens || padded > MAX_PADDING * (tokens + encoded[j].length)) break;
+    batch.push(encoded[j]);
+    tokens += encoded[j].length;
+  }
   batches.push(batch);
   i = j;
 }

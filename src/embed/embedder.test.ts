@@ -125,7 +125,7 @@ describe('vectors (hidden-output model, one worker)', () => {
   });
 
   it('padding does not move a row: a short text alone and in a batch with a longer one', async () => {
-    // Lengths within MAX_LENGTH_RATIO (22 and 27 tokens with <s> </s>), so they share a batch.
+    // Lengths 22 and 27 tokens with <s> </s>: padding under MAX_PADDING, so they share a batch.
     const short = words(20);
     const long = words(25);
     const alone = await e.embedQuery(short);

@@ -3,7 +3,7 @@
  *
  * Texts are tokenised here, queued in two lanes (queries ahead of bulk chunk work) and cut
  * into batches by a token budget (rows × longest row, as text-embeddings-inference's
- * `max_batch_tokens`), rows of similar length together so padding stays small. With two or
+ * `max_batch_tokens`), rows of similar length together so padding adds at most 15%. With two or
  * more workers, one serves queries only and the bulk workers run at a lower OS priority, so a
  * query never waits behind an import, nor shares the cores with it on equal terms. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
  * within `timeoutMs`, fails with 503 `embed_unavailable` + Retry-After; bulk work waits for
@@ -49,8 +49,8 @@ interface WorkerInfo {
 /** Waiting texts considered when a batch is cut: enough to find similar lengths, cheap to sort. */
 const WINDOW = 512;
 const RETRY_AFTER_S = 1;
-/** Longest ÷ shortest row of a batch: padding is at most this much extra work (and far less on average). */
-export const MAX_LENGTH_RATIO = 1.25;
+/** Padded tokens ÷ real tokens of a batch at most: rows of similar length go together. */
+export const MAX_PADDING = 1.15;
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 const unavailable = (message: string, cause?: unknown): AppError =>
@@ -240,16 +240,16 @@ export class Embedder {
     const anchor = queue[0];
     const batch = [anchor];
     let longest = anchor.ids.length;
-    let shortest = longest;
+    let tokens = longest;
     if (queue.length > 1) {
       const near = queue.slice(1, WINDOW).sort((a, b) => Math.abs(a.ids.length - anchor.ids.length) - Math.abs(b.ids.length - anchor.ids.length));
       for (const item of near) {
         const l = Math.max(longest, item.ids.length);
-        const s = Math.min(shortest, item.ids.length);
-        if ((batch.length + 1) * l > budget || l > MAX_LENGTH_RATIO * s) continue;
+        const padded = (batch.length + 1) * l;
+        if (padded > budget || padded > MAX_PADDING * (tokens + item.ids.length)) continue;
         batch.push(item);
         longest = l;
-        shortest = s;
+        tokens += item.ids.length;
       }
     }
     const taken = new Set(batch);

@@ -9,6 +9,9 @@ import { chunkRevision } from '../ingest/chunk.js';
 import type { RevisionChunk, Store } from '../store/index.js';
 import type { Embedder } from './embedder.js';
 
+/** The text a revision is chunked from: the snippet stands in for a text never stored (a feed item without its page). */
+export const textOf = (snippet: string, text: string | undefined): string => text || snippet;
+
 export interface ChunkSettings {
   minTokens: number;
   maxTokens: number;
@@ -17,6 +20,14 @@ export interface ChunkSettings {
 /** Revisions embedded per transaction: large enough to batch well, small enough to lose little. */
 const REVISIONS_PER_BATCH = 64;
 
+/** Chunks and embeds revisions not stored yet (polling commits a revision with its chunks). */
+export async function chunkAndEmbed(embedder: Embedder, docs: { title: string; text: string }[], chunking: ChunkSettings): Promise<RevisionChunk[][]> {
+  const texts = docs.map((d) => chunkRevision(d.title, d.text, { countTokens: (t) => embedder.countTokens(t), minTokens: chunking.minTokens, maxTokens: chunking.maxTokens }));
+  const vectors = await embedder.embedMany(texts.flat());
+  let at = 0;
+  return texts.map((ts) => ts.map((text): RevisionChunk => ({ text, vector: vectors[at++] })));
+}
+
 /** Embeds the given stored revisions that have no vectors. Returns the chunks added. */
 export async function embedRevisions(store: Store, embedder: Embedder, ords: number[], chunking: ChunkSettings): Promise<number> {
   let added = 0;
@@ -24,17 +35,10 @@ export async function embedRevisions(store: Store, embedder: Embedder, ords: num
     const docs = ords.slice(i, i + REVISIONS_PER_BATCH).flatMap((ord) => {
       const rev = store.revisions.get(ord);
       if (!rev || rev.labelCount > 0) return [];
-      // The snippet stands in for a text that was never stored (a feed item without its page).
-      const text = store.texts.get(ord) || rev.body;
-      const texts = chunkRevision(rev.title, text, { countTokens: (t) => embedder.countTokens(t), minTokens: chunking.minTokens, maxTokens: chunking.maxTokens });
-      return texts.length > 0 ? [{ ord, texts }] : [];
+      return [{ ord, title: rev.title, text: textOf(rev.body, store.texts.get(ord)) }];
     });
-    const vectors = await embedder.embedMany(docs.flatMap((d) => d.texts));
-    let at = 0;
-    const items = docs.map(({ ord, texts }) => ({
-      ord,
-      chunks: texts.map((text): RevisionChunk => ({ text, vector: vectors[at++] })),
-    }));
+    const chunks = await chunkAndEmbed(embedder, docs, chunking);
+    const items = docs.map(({ ord }, j) => ({ ord, chunks: chunks[j] })).filter((item) => item.chunks.length > 0);
     const done = new Set(store.attachChunks(items));
     for (const item of items) if (done.has(item.ord)) added += item.chunks.length;
   }

@@ -28,6 +28,7 @@ export class Maintenance {
   #chain: Promise<void> = Promise.resolve();
   #busy = false;
   #closed = false;
+  #held = 0;
   readonly threads = Math.max(1, os.availableParallelism());
 
   constructor(
@@ -71,9 +72,25 @@ export class Maintenance {
     return Math.max(0, to - from);
   }
 
+  /**
+   * Holds background rounds back until the returned function is called (then one is queued):
+   * a burst of appends is indexed once, after it. Appended rows are searchable meanwhile (the
+   * planner scans what HNSW lacks).
+   */
+  hold(): () => void {
+    this.#held++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#held--;
+      this.schedule();
+    };
+  }
+
   /** Queues one round of background work (a no-op round when there is nothing to do). */
   schedule(): void {
-    if (this.#busy || this.#closed) return;
+    if (this.#busy || this.#closed || this.#held > 0) return;
     this.#busy = true;
     this.#chain = this.#chain
       .then(() => this.#round(false))

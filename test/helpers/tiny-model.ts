@@ -10,7 +10,7 @@
  *   pooled = ReduceSum(h * m, 1) / ReduceSum(m, 1)                  [b, 1, D]
  *   x      = h + pooled            then `layers` times x = Tanh(MatMul(x, W_i))
  *   'hidden' -> last_hidden_state = x                              [b, s, D]
- *   'pooled' -> sentence_embedding = Gather(x, 0, axis 1)          [b, D]
+ *   'pooled' -> sentence_embedding = row 0 of x (layers run on row 0 only)  [b, D]
  * The masked mean makes every real token move every row and keeps padding out of them, so a
  * padded batch must give the same rows as each sequence alone: the property batching code
  * has to preserve. Outputs are not L2-normalised (the service does that).
@@ -37,6 +37,12 @@ export interface TinyModelOptions {
   /** Store the weights in an external `model.onnx_data` file (as large real exports do) instead of inside model.onnx (default false). */
   externalData?: boolean;
   seed?: number;
+  /**
+   * Token embedding width (default 1024). Below 1024 the tokens are embedded this wide, mixed,
+   * and projected to 1024 by a MatMul: the same inputs and outputs at far less cost, for
+   * benchmarks that measure everything but the model.
+   */
+  width?: number;
 }
 
 /** The tiny vocabulary's words (so tests can write texts the tokenizer knows). */
@@ -193,10 +199,16 @@ export function writeTinyModel(dir: string, o: TinyModelOptions = {}): string {
   const vocab = vocabulary();
   mkdirSync(dir, { recursive: true });
 
+  const width = o.width ?? DIM;
   const weights: Weight[] = [];
-  const E = new Float32Array(vocab.length * DIM);
+  const E = new Float32Array(vocab.length * width);
   for (let i = 0; i < E.length; i++) E[i] = rng.gauss();
-  weights.push({ name: 'E', dims: [vocab.length, DIM], data: E });
+  weights.push({ name: 'E', dims: [vocab.length, width], data: E });
+  if (width !== DIM) {
+    const P = new Float32Array(width * DIM);
+    for (let i = 0; i < P.length; i++) P[i] = rng.gauss() / Math.sqrt(width);
+    weights.push({ name: 'P', dims: [width, DIM], data: P });
+  }
   for (let l = 0; l < layers; l++) {
     const W = new Float32Array(DIM * DIM);
     for (let i = 0; i < W.length; i++) W[i] = rng.gauss() / Math.sqrt(DIM);
@@ -214,21 +226,26 @@ export function writeTinyModel(dir: string, o: TinyModelOptions = {}): string {
     node('ReduceSum', ['m', 'axis1'], ['count'], [{ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 1 }]),
     node('Div', ['sum', 'count'], ['pooled']),
   ];
-  let x = 'x0';
-  nodes.push(node('Add', ['h', 'pooled'], [x]));
+  // The layers act on each token alone, so a pooled model takes row 0 first and runs them on
+  // that row only: the same values as the hidden model's row 0, at a fraction of the cost.
+  let x = width === DIM ? 'x0' : 'xw';
+  if (output === 'hidden') nodes.push(node('Add', ['h', 'pooled'], [x]));
+  else {
+    nodes.push(node('Gather', ['h', 'first'], ['h0'], [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }]));
+    nodes.push(node('Squeeze', ['pooled', 'axis1'], ['pooled0']));
+    nodes.push(node('Add', ['h0', 'pooled0'], [x]));
+  }
+  if (width !== DIM) {
+    nodes.push(node('MatMul', [x, 'P'], ['x0']));
+    x = 'x0';
+  }
   for (let l = 0; l < layers; l++) {
     nodes.push(node('MatMul', [x, `W${l}`], [`mm${l}`]));
     x = `x${l + 1}`;
     nodes.push(node('Tanh', [`mm${l}`], [x]));
   }
   const outName = output === 'hidden' ? 'last_hidden_state' : 'sentence_embedding';
-  if (output === 'hidden') {
-    nodes.push(node('Identity', [x], [outName]));
-  } else {
-    nodes.push(
-      node('Gather', [x, 'first'], [outName], [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 1 }]),
-    );
-  }
+  nodes.push(node('Identity', [x], [outName]));
 
   const initializer = [int64Const('axis1', [1], [1]), int64Const('axis2', [2], [1])];
   if (output === 'pooled') initializer.push(int64Const('first', [0], []));
