@@ -11,10 +11,11 @@ import { destination, pino } from 'pino';
 import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
 import { serve } from './main.js';
 import { KeyStore, type KeyScheme } from './platform/index.js';
-import { importFile, type ImportSummary } from './ingest/index.js';
+import { Fetcher, importFile, OutletError, Outlets, Poller, type ImportSummary, type OutletReport } from './ingest/index.js';
+import { formatTime } from './time.js';
 import { EngineLockedError } from './search/index.js';
 import { chunkSettings, openEmbedder, openService, type Service } from './service.js';
-import { embedBacklog, embedRevisions } from './embed/index.js';
+import { chunkAndEmbed, embedBacklog, embedRevisions } from './embed/index.js';
 import { Store } from './store/index.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
@@ -25,6 +26,12 @@ Commands:
                                         without chunks are chunked and embedded in text mode
   embed                                 Embed every stored revision that has no vectors yet (after a
                                         model is added); safe to interrupt and run again
+  sources add --name NAME --homepage URL --feed URL [--feed URL…] [--fetch-articles] [--interval 5m]
+                                        Add an outlet to poll (its name is the source name queries filter on)
+  sources list                          Outlets with their feeds, last success, last error, article count
+  sources disable|enable|remove NAME    Stop or restart polling an outlet (remove keeps its articles)
+  ingest --once                         Poll every enabled outlet now, ignoring intervals, then exit
+                                        (serve polls in the background with INGEST=on)
   keys create [--scheme gateway|bearer] [--name NAME]
                                         Create a key; the secret is printed once, as the last line
   keys list                             List keys (never their secrets)
@@ -38,7 +45,15 @@ ${Object.values(settings).map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.pa
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
-  const options: Record<string, { type: 'string' }> = { scheme: { type: 'string' }, name: { type: 'string' } };
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {
+    scheme: { type: 'string' },
+    name: { type: 'string' },
+    homepage: { type: 'string' },
+    feed: { type: 'string', multiple: true },
+    'fetch-articles': { type: 'boolean' },
+    interval: { type: 'string' },
+    once: { type: 'boolean' },
+  };
   for (const s of Object.values(settings)) options[flagName(s.env).slice(2)] = { type: 'string' };
   let parsed;
   try {
@@ -67,6 +82,11 @@ async function main(argv: string[]): Promise<number> {
     case 'embed':
       if (rest.length !== 0) throw new UsageError('embed takes no arguments');
       return embedCommand(config);
+    case 'sources':
+      return sourcesCommand(config, rest, values);
+    case 'ingest':
+      if (!values.once) throw new UsageError('ingest runs one round: newsmatch ingest --once (serve polls in the background with INGEST=on)');
+      return ingestCommand(config);
     case 'keys':
       return keysCommand(config, rest, values as { scheme?: string; name?: string });
     default:
@@ -149,6 +169,117 @@ async function embedCommand(config: Config): Promise<number> {
     await embedder.close();
     await store.close();
   }
+}
+
+async function sourcesCommand(config: Config, rest: string[], values: Record<string, unknown>): Promise<number> {
+  const [sub, name] = rest;
+  // Outlets live in LMDB alone, so this works beside a running server (it reads them each round).
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const outlets = new Outlets(store);
+  try {
+    switch (sub) {
+      case 'add': {
+        if (typeof values.name !== 'string' || typeof values.homepage !== 'string') throw new UsageError('sources add needs --name and --homepage');
+        const o = outlets.add({
+          name: values.name,
+          homepage: values.homepage,
+          feeds: (values.feed as string[] | undefined) ?? [],
+          fetchArticles: values['fetch-articles'] === true,
+          interval: values.interval as string | undefined,
+        });
+        process.stdout.write(`added outlet "${o.name}": ${o.feeds.length} feed(s), every ${o.intervalSec} s${o.fetchArticles ? ', fetching article pages' : ''}\n`);
+        return 0;
+      }
+      case 'list': {
+        const counts = new Map(store.listSources().map((s) => [s.name, s.articleCount]));
+        for (const o of outlets.list()) {
+          const when = (t: number | null | undefined) => (t ? formatTime(t) : 'never');
+          process.stdout.write(
+            `${o.name}  ${o.enabled ? 'enabled' : 'disabled'}  every ${o.intervalSec} s  articles ${counts.get(o.name) ?? 0}  last success ${when(o.lastSuccessAt)}` +
+              `  last error ${o.lastError ? `${when(o.lastError.at)} ${o.lastError.message}` : 'none'}\n` +
+              o.feeds.map((f) => `    feed ${f}\n`).join(''),
+          );
+        }
+        return 0;
+      }
+      case 'disable':
+      case 'enable':
+      case 'remove': {
+        if (!name) throw new UsageError(`sources ${sub} takes an outlet name`);
+        const ok = sub === 'remove' ? outlets.remove(name) : outlets.setEnabled(name, sub === 'enable');
+        if (!ok) {
+          process.stderr.write(`no outlet named "${name}"\n`);
+          return 1;
+        }
+        process.stdout.write(`${sub === 'remove' ? 'removed' : `${sub}d`} outlet "${name}"\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError('sources takes add, list, disable, enable or remove');
+    }
+  } catch (e) {
+    if (e instanceof OutletError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    await store.close();
+  }
+}
+
+async function ingestCommand(config: Config): Promise<number> {
+  let service: Service;
+  try {
+    service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  } catch (e) {
+    if (!(e instanceof EngineLockedError)) throw e;
+    process.stderr.write('a running server owns the search engine: it indexes what this round stores on its next request\n');
+    return ingestBesideServer(config);
+  }
+  const poller = service.createPoller();
+  try {
+    const reports = await poller.round({ force: true });
+    service.sync();
+    await service.maintenance.flush();
+    return printReports(reports);
+  } finally {
+    await poller.stop();
+    await service.close();
+  }
+}
+
+/** `ingest --once` while `serve` runs: LMDB only, as `import` does. */
+async function ingestBesideServer(config: Config): Promise<number> {
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const log = quietLog(config);
+  const embedder = await openEmbedder(config, log);
+  const poller = new Poller({
+    store,
+    outlets: new Outlets(store),
+    fetcher: new Fetcher({ timeoutMs: config.ingestTimeoutMs, maxBytes: config.ingestMaxBytes, maxRedirects: config.ingestMaxRedirects, userAgent: config.ingestUserAgent, concurrency: config.ingestConcurrency }),
+    log,
+    revisitHours: config.ingestRevisitHours,
+    embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunkSettings(config)) : undefined,
+  });
+  try {
+    return printReports(await poller.round({ force: true }));
+  } finally {
+    await poller.stop();
+    await embedder?.close();
+    await store.close();
+  }
+}
+
+/** One line per outlet on stdout, its errors on stderr; exit 1 if anything failed. */
+function printReports(reports: OutletReport[]): number {
+  for (const r of reports) {
+    process.stdout.write(
+      `${r.outlet}: ${r.feeds} feed(s) (${r.notModified} not modified), ${r.items} items, ${r.newArticles} new articles, ` +
+        `${r.newRevisions} new revisions, ${r.unchanged} unchanged, ${r.pagesFetched} pages fetched, ${r.errors.length} errors\n`,
+    );
+    for (const e of r.errors) process.stderr.write(`  ${r.outlet}: ${e}\n`);
+  }
+  if (reports.length === 0) process.stdout.write('no enabled outlets: add one with `newsmatch sources add`\n');
+  return reports.some((r) => r.errors.length > 0) ? 1 : 0;
 }
 
 /** The CLI's own logger: warnings and errors only, unless LOG_LEVEL asks for more detail. */

@@ -53,6 +53,13 @@ export const settings = {
   embedTimeoutMs: { env: 'EMBED_TIMEOUT_MS', default: 10_000, parse: int(1, 3_600_000), doc: 'A text query whose embedding takes longer than this answers 503 `embed_unavailable` with `Retry-After`.' },
   chunkMinTokens: { env: 'CHUNK_MIN_TOKENS', default: 32, parse: int(1, 8192), doc: 'Sentences are grouped into chunks of at least this many tokens where the text allows.' },
   chunkMaxTokens: { env: 'CHUNK_MAX_TOKENS', default: 128, parse: int(8, 8192), doc: 'Most tokens in a chunk (the headline chunk excepted); longer sentences are split at word boundaries.' },
+  ingest: { env: 'INGEST', default: 'off', parse: oneOf('on', 'off'), doc: '`on`: `serve` polls every enabled outlet on its interval in the background (`newsmatch sources add`).' },
+  ingestConcurrency: { env: 'INGEST_CONCURRENCY', default: 4, parse: int(1, 256), doc: 'Feed and page requests in flight at once (always one at a time per host).' },
+  ingestRevisitHours: { env: 'INGEST_REVISIT_HOURS', default: 48, parse: int(0, 24 * 365), doc: 'With `--fetch-articles`, pages of items still in the feed and younger than this are fetched again each round (conditional GET), so an edit to the text alone becomes a revision.' },
+  ingestTimeoutMs: { env: 'INGEST_TIMEOUT_MS', default: 15_000, parse: int(100, 600_000), doc: 'Deadline of one feed or page request.' },
+  ingestMaxBytes: { env: 'INGEST_MAX_BYTES', default: 5 * 1_048_576, parse: int(1024, 1024 * 1_048_576), doc: 'Largest feed or page body read, in bytes; a larger one fails that fetch.' },
+  ingestMaxRedirects: { env: 'INGEST_MAX_REDIRECTS', default: 5, parse: int(0, 20), doc: 'Redirects followed per request.' },
+  ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
 } satisfies Record<string, Setting<unknown>>;
 

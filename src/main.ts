@@ -7,12 +7,18 @@ export async function serve(config: Config): Promise<void> {
   const service = await openService(config);
   const app = await buildApp(service);
   await app.listen({ host: config.host, port: config.port });
+  const poller = config.ingest === 'on' ? service.createPoller() : null;
+  if (poller) {
+    service.log.info(`ingest on: polling ${service.outlets.list().filter((o) => o.enabled).length} enabled outlet(s)`);
+    poller.start();
+  }
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     service.log.info(`${signal}: finishing in-flight requests, saving the vector index`);
     try {
+      await poller?.stop();
       await app.close();
       await service.close();
       process.exit(0);

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { importFile, type ImportHooks, type ImportSummary } from './ingest/index.js';
+import { chunkAndEmbed, Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
+import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
@@ -23,6 +23,10 @@ export interface Service extends MatchDeps {
   /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
   embedder: Embedder | null;
   chunking: ChunkSettings;
+  /** The polled outlets and their state. */
+  outlets: Outlets;
+  /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
+  createPoller(): Poller;
   /** Imports a JSONL file, then indexes, seals and saves everything it added. */
   importFile(file: string, hooks?: ImportHooks & { onIndexProgress?: (done: number, total: number) => void }): Promise<ImportSummary>;
   close(): Promise<void>;
@@ -59,6 +63,7 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     throw e;
   }
   const chunking = chunkSettings(config);
+  const outlets = new Outlets(store);
 
   const sync = () => {
     catalog.catchUp(store);
@@ -77,6 +82,25 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     embedder,
     chunking,
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
+    outlets,
+    createPoller() {
+      const fetcher = new Fetcher({
+        timeoutMs: config.ingestTimeoutMs,
+        maxBytes: config.ingestMaxBytes,
+        maxRedirects: config.ingestMaxRedirects,
+        userAgent: config.ingestUserAgent,
+        concurrency: config.ingestConcurrency,
+      });
+      return new Poller({
+        store,
+        outlets,
+        fetcher,
+        log,
+        revisitHours: config.ingestRevisitHours,
+        embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunking) : undefined,
+        onWritten: sync,
+      });
+    },
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
     sync,

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OutletReport, Poller } from '../src/ingest/index.js';
 import { Store } from '../src/store/index.js';
 import { cli, ROOT } from './helpers/cli.js';
@@ -691,3 +691,27 @@ function cliAsync(args: string[], env: Record<string, string>): Promise<{ status
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('serve with INGEST=on: the background loop', () => {
+  it('polls a due outlet on its own, and a stopped loop polls no more', async () => {
+    site.set('/loop/feed.xml', { body: rss2('Loop Desk', [{ title: 'Harbour reopens after storm repairs', link: url('/loop/a'), description: 'Ships return.', date: NOW - HOUR }]), type: RSS });
+    const h = await startHarness({ corpus: null });
+    const poller = h.service.createPoller();
+    try {
+      h.service.outlets.add({ name: 'Loop Desk', homepage: url('/loop/'), feeds: [url('/loop/feed.xml')], interval: '10m' });
+      poller.start(20);
+      await vi.waitFor(() => expect(h.service.store.articles.get(url('/loop/a'))).toBeDefined(), { timeout: 20_000, interval: 20 });
+      // Polled once, then not due again for ten minutes: later ticks leave the feed alone.
+      await sleep(200);
+      expect(site.log.filter((x) => x.path === '/loop/feed.xml')).toHaveLength(1);
+      expect(h.service.outlets.get('Loop Desk')!.nextPollAt).toBeGreaterThan(NOW + 8 * 60);
+      await poller.stop();
+      h.service.outlets.update('Loop Desk', (o) => ({ ...o, nextPollAt: 0 }));
+      await sleep(100);
+      expect(site.log.filter((x) => x.path === '/loop/feed.xml')).toHaveLength(1);
+    } finally {
+      await poller.stop();
+      await h.close();
+    }
+  });
+});

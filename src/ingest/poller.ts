@@ -87,6 +87,7 @@ export class Poller {
 
   /** Stops the loop, waits for a round in progress, and closes the HTTP client. */
   async stop(): Promise<void> {
+    if (this.#stopped) return this.#loop.then(() => undefined);
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#loop;

@@ -29,7 +29,9 @@ export function sourcesRoutes(app: FastifyInstance, service: Service): void {
     config: { auth: true },
     schema: { summary: 'The outlets served, sorted by name', security, querystring: noQuery, response: { 200: response200, ...errorResponses(401, 422) } },
     handler: async () => {
-      const sources = service.store.listSources().map((s) => ({
+      // Outlets switched off with `sources disable` are not listed (their articles stay searchable).
+      const disabled = service.outlets.disabledNames();
+      const sources = service.store.listSources().filter((s) => !disabled.has(s.name)).map((s) => ({
         name: s.name,
         homepage: s.homepage,
         article_count: s.articleCount,
