@@ -7,7 +7,7 @@
  * `ingest --once` killed with SIGKILL mid-round, then run again, stores every item exactly once.
  *
  * Feeds and pages are synthetic (built by the helper) except one captured AP article page from
- * ../shared/fixtures/pages/publisher/ (beside the repository), served to exercise real extraction.
+ * test/fixtures/pages/publisher/, served to exercise real extraction.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,8 +28,8 @@ const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z',
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const root = mkdtempSync(join(tmpdir(), 'newsmatch-ingest-'));
-// The shared fixtures sit beside the repository (../shared/fixtures/pages, see PROVENANCE.md there).
-const AP_PAGE = readFileSync(new URL('../../shared/fixtures/pages/publisher/apnews-article-presidential-campaigns-2024-09-03.html', import.meta.url));
+// A real page (test/fixtures/pages, see PROVENANCE.md there).
+const AP_PAGE = readFileSync(new URL('./fixtures/pages/publisher/apnews-article-presidential-campaigns-2024-09-03.html', import.meta.url));
 
 let site: FeedServer;
 const url = (path: string) => `${site.base}${path}`;

@@ -1,18 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { extractArticle, MAX_HTML_CHARS } from './extract.js';
 
-/**
- * Real pages captured from apnews.com and reuters.com, in the shared fixtures beside the
- * repository (../shared/fixtures/pages, see PROVENANCE.md there). They are not in the
- * repository: the markup belongs to the publishers. Without them the real-page tests are skipped.
- */
-const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../shared/fixtures/pages/publisher');
+/** Real pages captured from apnews.com and reuters.com: test/fixtures/pages (see PROVENANCE.md there). */
+const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test/fixtures/pages/publisher');
 const AP = `${PAGES}/apnews-article-presidential-campaigns-2024-09-03.html`;
 const REUTERS = `${PAGES}/reuters-article-israeli-tank-2024-03-07.html`;
-const haveFixtures = existsSync(AP) && existsSync(REUTERS);
 const read = (path: string) => readFileSync(path, 'utf8');
 
 const unix = (iso: string) => Date.parse(iso) / 1000;
@@ -71,10 +66,10 @@ const REAL_PAGES: RealPage[] = [
   },
 ];
 
-describe.skipIf(!haveFixtures)('extractArticle on real pages', () => {
+describe('extractArticle on real pages', () => {
   for (const page of REAL_PAGES) {
     describe(page.name, () => {
-      const html = haveFixtures ? read(page.path) : '';
+      const html = read(page.path);
 
       it('has a NewsArticle in JSON-LD but no articleBody, so the text comes from Readability', () => {
         expect(html).toMatch(/"@type":\s*"NewsArticle"/);

@@ -4,7 +4,7 @@
  * a log of every request (path, If-None-Match sent, status answered).
  *
  * Every feed and page built here is synthetic, made up for the tests, except what a test serves
- * from the captured real pages in ../shared/fixtures/pages/ (beside the repository).
+ * from the captured real pages in test/fixtures/pages/.
  *
  *   const site = await startFeedServer();
  *   site.set('/feed.xml', { body: rss2('Desk', [{ title: 'A', link: `${site.base}/a`, date: t }]), type: RSS });
