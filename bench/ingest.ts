@@ -7,7 +7,8 @@
  *    revision with its chunks and their vectors, taken from the pipeline's run), in feed-sized
  *    batches (BENCH_BATCH, default 50), into an empty store; and, for context, of the parsed
  *    records before chunking (no vectors).
- * 2. searchable: what a polling round does with the same records in a second store (text mode
+ * 2. searchable: what a polling round does with the same records in a second store, BENCH_OUTLETS
+ *    (default 4) outlets at a time as `Poller.round` polls them (text mode
  *    on, a generated tiny bge-m3 stand-in): chunk + embed, commit with chunks, append to the
  *    search engine (a query finds them from then on: the planner scans rows HNSW lacks); then,
  *    as its own row, index them in HNSW (expansion_add 256) and seal.
@@ -75,16 +76,25 @@ t0 = performance.now();
 let embedMs = 0;
 let chunks = 0;
 const stored: RevisionInput[][] = [];
-for (const b of batches) {
-  const e0 = performance.now();
-  const embedded = await chunkAndEmbed(embedder, b.map((r) => ({ title: r.title, text: r.text })), service.chunking);
-  embedMs += performance.now() - e0;
-  chunks += embedded.reduce((a, c) => a + c.length, 0);
-  const records = b.map((r, i) => ({ ...r, chunks: embedded[i] }));
-  stored.push(records);
-  service.store.writeRevisions(records);
-  service.sync();
-}
+// Outlets are polled concurrently (Poller.round): BENCH_OUTLETS lanes, each taking its feeds'
+// batches one after another, so one lane's commit overlaps another's embedding.
+const lanes = envInt('BENCH_OUTLETS', 4);
+let next = 0;
+await Promise.all(
+  Array.from({ length: lanes }, async () => {
+    for (let k = next++; k < batches.length; k = next++) {
+      const b = batches[k];
+      const e0 = performance.now();
+      const embedded = await chunkAndEmbed(embedder, b.map((r) => ({ title: r.title, text: r.text })), service.chunking);
+      embedMs += performance.now() - e0;
+      chunks += embedded.reduce((a, c) => a + c.length, 0);
+      const records = b.map((r, i) => ({ ...r, chunks: embedded[i] }));
+      stored[k] = records;
+      service.store.writeRevisions(records);
+      service.sync();
+    }
+  }),
+);
 const writtenMs = performance.now() - t0;
 const probe0 = await service.search.topK(service.store.vector(0), 1, -1, { includeEdits: true, sources: null });
 release();
@@ -105,7 +115,7 @@ row('raw LMDB write of the same records (baseline)', rawMs);
 row('raw LMDB write, before chunking (no vectors)', bareMs);
 row('chunk + embed + commit + engine append: searchable', writtenMs);
 row('... + HNSW index + seal', searchableMs);
-console.log(`of which chunk + embed ${embedMs.toFixed(0)} ms; a query finds the first revision before indexing: ${probe0.length === 1 && probe0[0].ord === 0}, after: ${found}`);
+console.log(`${lanes} outlets in flight; chunk + embed took ${embedMs.toFixed(0)} ms summed over them; a query finds the first revision before indexing: ${probe0.length === 1 && probe0[0].ord === 0}, after: ${found}`);
 console.log(
   `ingest: searchable_vs_raw=${(rawMs / writtenMs).toFixed(3)} indexed_vs_raw=${(rawMs / searchableMs).toFixed(3)} ` +
     `searchable_rev_per_s=${rate(writtenMs).toFixed(0)} raw_rev_per_s=${rate(rawMs).toFixed(0)} searchable_vs_raw_without_vectors=${(bareMs / writtenMs).toFixed(3)}`,
