@@ -3,7 +3,7 @@
  *
  * Texts are tokenised here, queued in two lanes (queries ahead of bulk chunk work) and cut
  * into batches by a token budget (rows × longest row, as text-embeddings-inference's
- * `max_batch_tokens`), rows of similar length together so padding adds at most 15%. With two or
+ * `max_batch_tokens`), rows of similar length together so padding adds at most 8%. With two or
  * more workers, one serves queries only and the bulk workers run at a lower OS priority, so a
  * query never waits behind an import, nor shares the cores with it on equal terms. Each lane holds at most `queueMax` texts: a query past that, or one not embedded
  * within `timeoutMs`, fails with 503 `embed_unavailable` + Retry-After; bulk work waits for
@@ -50,7 +50,7 @@ interface WorkerInfo {
 const WINDOW = 512;
 const RETRY_AFTER_S = 1;
 /** Padded tokens ÷ real tokens of a batch at most: rows of similar length go together. */
-export const MAX_PADDING = 1.15;
+export const MAX_PADDING = 1.08;
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 const unavailable = (message: string, cause?: unknown): AppError =>
