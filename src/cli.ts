@@ -14,7 +14,7 @@ import { KeyStore, type KeyScheme } from './platform/index.js';
 import { Fetcher, importFile, OutletError, Outlets, Poller, type ImportSummary, type OutletReport } from './ingest/index.js';
 import { formatTime } from './time.js';
 import { EngineLockedError } from './search/index.js';
-import { chunkSettings, openEmbedder, openService, type Service } from './service.js';
+import { chunkSettings, fetcherOptions, openEmbedder, openService, type Service } from './service.js';
 import { chunkAndEmbed, embedBacklog, embedRevisions } from './embed/index.js';
 import { Store } from './store/index.js';
 
@@ -255,7 +255,7 @@ async function ingestBesideServer(config: Config): Promise<number> {
   const poller = new Poller({
     store,
     outlets: new Outlets(store),
-    fetcher: new Fetcher({ timeoutMs: config.ingestTimeoutMs, maxBytes: config.ingestMaxBytes, maxRedirects: config.ingestMaxRedirects, userAgent: config.ingestUserAgent, concurrency: config.ingestConcurrency }),
+    fetcher: new Fetcher(fetcherOptions(config)),
     log,
     revisitHours: config.ingestRevisitHours,
     embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunkSettings(config)) : undefined,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { chunkAndEmbed, Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
+import { Fetcher, importFile, Outlets, Poller, type FetcherOptions, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
@@ -84,17 +84,10 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     outlets,
     createPoller() {
-      const fetcher = new Fetcher({
-        timeoutMs: config.ingestTimeoutMs,
-        maxBytes: config.ingestMaxBytes,
-        maxRedirects: config.ingestMaxRedirects,
-        userAgent: config.ingestUserAgent,
-        concurrency: config.ingestConcurrency,
-      });
       return new Poller({
         store,
         outlets,
-        fetcher,
+        fetcher: new Fetcher(fetcherOptions(config)),
         log,
         revisitHours: config.ingestRevisitHours,
         embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunking) : undefined,
@@ -138,6 +131,14 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
     log,
   );
 }
+
+export const fetcherOptions = (config: Config): FetcherOptions => ({
+  timeoutMs: config.ingestTimeoutMs,
+  maxBytes: config.ingestMaxBytes,
+  maxRedirects: config.ingestMaxRedirects,
+  userAgent: config.ingestUserAgent,
+  concurrency: config.ingestConcurrency,
+});
 
 export const chunkSettings = (config: Config): ChunkSettings => ({ minTokens: config.chunkMinTokens, maxTokens: config.chunkMaxTokens });
 
