@@ -105,7 +105,7 @@ export function snippetOf(htmlOrText: string, max = 300, min = 100): string {
   }
   head = head.replace(/[\s,;:\-–—]+$/, '');
   // One word longer than max - min (a URL, CJK text without spaces): cut inside it rather than
-  // return a stub, keeping a surrogate pair whole.
+  // return a too-short snippet, keeping a surrogate pair whole.
   if (head.length < min) head = text.slice(0, /[\ud800-\udbff]/.test(text[room - 1]) ? room - 1 : room).trimEnd();
   return `${head}…`;
 }
