@@ -20,8 +20,6 @@ export const errorBody = {
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, { ...errorBody, description: `Error (${s})` }]));
 
-const isoTime = { type: 'string', format: 'date-time' } as const;
-
 export const sourceNames = {
   type: 'array',
   minItems: 1,
