@@ -83,6 +83,7 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     chunking,
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     outlets,
+    outletNames: () => new Set(outlets.list().filter((o) => o.enabled).map((o) => o.name)),
     createPoller() {
       return new Poller({
         store,

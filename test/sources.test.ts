@@ -63,6 +63,31 @@ describe('GET /v1/sources', () => {
     expectError(await h.inject({ url: '/v1/sources', noAuth: true }), 401, 'unauthorized');
   });
 
+  it('lists an enabled outlet not polled yet (no articles), and leaves out a disabled one', async () => {
+    const svc = await startHarness({ corpus: null });
+    try {
+      svc.service.outlets.add({ name: 'Morning Bell', homepage: 'https://bell.example/', feeds: ['https://bell.example/rss'] });
+      svc.service.outlets.add({ name: 'Attic Gazette', homepage: 'https://attic.example/', feeds: ['https://attic.example/rss'] });
+      let res = await svc.inject({ url: '/v1/sources' });
+      expect(res.body).toEqual({
+        count: 2,
+        sources: [
+          { name: 'Attic Gazette', homepage: 'https://attic.example/', article_count: 0, last_event_time: null },
+          { name: 'Morning Bell', homepage: 'https://bell.example/', article_count: 0, last_event_time: null },
+        ],
+      });
+      // A name it lists is accepted as a filter, and selects nothing yet.
+      const m = await svc.match({ sources: ['Morning Bell'] });
+      expect(m.status, m.raw).toBe(200);
+      expect(m.body.count).toBe(0);
+      svc.service.outlets.setEnabled('Attic Gazette', false);
+      res = await svc.inject({ url: '/v1/sources' });
+      expect(res.body.sources.map((s: { name: string }) => s.name)).toEqual(['Morning Bell']);
+    } finally {
+      await svc.close();
+    }
+  });
+
   it('an empty service lists no source', async () => {
     const empty = await startHarness({ corpus: null });
     try {

@@ -117,9 +117,4 @@ export class Outlets {
       return true;
     });
   }
-
-  /** Names of outlets that exist but are disabled: `/v1/sources` leaves them out. */
-  disabledNames(): Set<string> {
-    return new Set(this.list().filter((o) => !o.enabled).map((o) => o.name));
-  }
 }

@@ -57,6 +57,8 @@ export interface MatchDeps {
   pages: PageCache;
   /** Brings the catalog and index up to date with LMDB (another process may have imported). */
   sync(): void;
+  /** Names of enabled outlets: valid in source filters before they have articles. */
+  outletNames?: () => Set<string>;
   /** Text → unit bge-m3 vector; absent when text mode is off. Throws 503 `embed_unavailable`. */
   embedQuery?: (text: string) => Promise<Float32Array>;
 }
@@ -97,7 +99,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   deps.sync();
   // Read once per request: both the filter and the response need the names.
   const sources = deps.store.listSources();
-  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources);
+  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set());
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
@@ -148,17 +150,20 @@ function firstAfter(rows: CachedRow[], p: Position): number {
 }
 
 /** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
-function resolveSources(sources: SourceRecord[], include?: string[], exclude?: string[]): Set<number> | null {
+function resolveSources(sources: SourceRecord[], include: string[] | undefined, exclude: string[] | undefined, outlets: () => Set<string>): Set<number> | null {
   const names = include ?? exclude;
   if (!names) return null;
   const known = new Map(sources.map((s) => [s.name, s.id]));
-  const unknown = names.filter((n) => !known.has(n));
+  // An outlet not polled yet is a valid name (GET /v1/sources lists it) that selects nothing.
+  const missing = names.filter((n) => !known.has(n));
+  const unknown = missing.length > 0 ? missing.filter((n) => !outlets().has(n)) : missing;
   if (unknown.length > 0) {
     const field = include ? 'sources' : 'exclude_sources';
     throw invalid(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
   }
-  if (include) return new Set(include.map((n) => known.get(n)!));
-  const excluded = new Set(exclude!.map((n) => known.get(n)!));
+  const ids = (list: string[]) => list.filter((n) => known.has(n)).map((n) => known.get(n)!);
+  if (include) return new Set(ids(include));
+  const excluded = new Set(ids(exclude!));
   return new Set([...known.values()].filter((id) => !excluded.has(id)));
 }
 

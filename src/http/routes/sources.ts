@@ -29,14 +29,21 @@ export function sourcesRoutes(app: FastifyInstance, service: Service): void {
     config: { auth: true },
     schema: { summary: 'The outlets served, sorted by name', security, querystring: noQuery, response: { 200: response200, ...errorResponses(401, 422) } },
     handler: async () => {
-      // Outlets switched off with `sources disable` are not listed (their articles stay searchable).
-      const disabled = service.outlets.disabledNames();
-      const sources = service.store.listSources().filter((s) => !disabled.has(s.name)).map((s) => ({
-        name: s.name,
-        homepage: s.homepage,
-        article_count: s.articleCount,
-        last_event_time: s.lastEventTime === null ? null : formatTime(s.lastEventTime),
-      }));
+      // Every source with articles and every enabled outlet (one not polled yet has none);
+      // outlets switched off with `sources disable` are left out (their articles stay searchable).
+      const outlets = service.outlets.list();
+      const disabled = new Set(outlets.filter((o) => !o.enabled).map((o) => o.name));
+      const stored = service.store.listSources().filter((s) => !disabled.has(s.name));
+      const have = new Set(stored.map((s) => s.name));
+      const sources = [
+        ...stored.map((s) => ({
+          name: s.name,
+          homepage: s.homepage,
+          article_count: s.articleCount,
+          last_event_time: s.lastEventTime === null ? null : formatTime(s.lastEventTime),
+        })),
+        ...outlets.filter((o) => o.enabled && !have.has(o.name)).map((o) => ({ name: o.name, homepage: o.homepage, article_count: 0, last_event_time: null })),
+      ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return { count: sources.length, sources };
     },
   });
