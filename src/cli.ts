@@ -11,11 +11,11 @@ import { destination, pino } from 'pino';
 import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
 import { serve } from './main.js';
 import { KeyStore, type KeyScheme } from './platform/index.js';
-import { Fetcher, importFile, OutletError, Outlets, Poller, type ImportSummary, type OutletReport } from './ingest/index.js';
+import { importFile, OutletError, Outlets, type ImportSummary, type OutletReport } from './ingest/index.js';
 import { formatTime } from './time.js';
 import { EngineLockedError } from './search/index.js';
-import { chunkSettings, fetcherOptions, openEmbedder, openService, type Service } from './service.js';
-import { chunkAndEmbed, embedBacklog, embedRevisions } from './embed/index.js';
+import { chunkSettings, createPoller, importEmbedHook, openEmbedder, openService, type Service } from './service.js';
+import { embedBacklog } from './embed/index.js';
 import { Store } from './store/index.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
@@ -99,7 +99,7 @@ async function importCommand(config: Config, file: string): Promise<number> {
   const size = fs.statSync(file).size;
   let service: Service;
   try {
-    service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+    service = await openService({ ...config, logLevel: quietLevel(config) });
   } catch (e) {
     if (!(e instanceof EngineLockedError)) throw e;
     // A running server owns the search engine: write the records; it indexes them itself.
@@ -107,8 +107,7 @@ async function importCommand(config: Config, file: string): Promise<number> {
     const store = new Store(path.join(config.dataDir, 'lmdb'));
     const embedder = await openEmbedder(config, quietLog(config));
     try {
-      const embed = embedder ? async (ords: number[]) => void (await embedRevisions(store, embedder, ords, chunkSettings(config))) : undefined;
-      const summary = await importFile(store, file, { embed, onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
+      const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
       printSummary(file, summary);
       return summary.rejected > 0 ? 1 : 0;
     } finally {
@@ -229,7 +228,7 @@ async function sourcesCommand(config: Config, rest: string[], values: Record<str
 async function ingestCommand(config: Config): Promise<number> {
   let service: Service;
   try {
-    service = await openService({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+    service = await openService({ ...config, logLevel: quietLevel(config) });
   } catch (e) {
     if (!(e instanceof EngineLockedError)) throw e;
     process.stderr.write('a running server owns the search engine: it indexes what this round stores on its next request\n');
@@ -252,14 +251,7 @@ async function ingestBesideServer(config: Config): Promise<number> {
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const log = quietLog(config);
   const embedder = await openEmbedder(config, log);
-  const poller = new Poller({
-    store,
-    outlets: new Outlets(store),
-    fetcher: new Fetcher(fetcherOptions(config)),
-    log,
-    revisitHours: config.ingestRevisitHours,
-    embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunkSettings(config)) : undefined,
-  });
+  const poller = createPoller(config, store, new Outlets(store), embedder, log);
   try {
     return printReports(await poller.round({ force: true }));
   } finally {
@@ -282,9 +274,11 @@ function printReports(reports: OutletReport[]): number {
   return reports.some((r) => r.errors.length > 0) ? 1 : 0;
 }
 
-/** The CLI's own logger: warnings and errors only, unless LOG_LEVEL asks for more detail. */
+/** The CLI logs warnings and errors only, unless LOG_LEVEL asks for more detail than `info`. */
+const quietLevel = (config: Config): Config['logLevel'] => (config.logLevel === 'info' ? 'warn' : config.logLevel);
+
 function quietLog(config: Config) {
-  return pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, destination(2));
+  return pino({ level: quietLevel(config) }, destination(2));
 }
 
 function printSummary(file: string, s: ImportSummary): void {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { chunkAndEmbed, Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { Fetcher, importFile, Outlets, Poller, type FetcherOptions, type ImportHooks, type ImportSummary } from './ingest/index.js';
+import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
@@ -84,23 +84,12 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     outlets,
     outletNames: () => new Set(outlets.list().filter((o) => o.enabled).map((o) => o.name)),
-    createPoller() {
-      return new Poller({
-        store,
-        outlets,
-        fetcher: new Fetcher(fetcherOptions(config)),
-        log,
-        revisitHours: config.ingestRevisitHours,
-        embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunking) : undefined,
-        onWritten: sync,
-      });
-    },
+    createPoller: () => createPoller(config, store, outlets, embedder, log, sync),
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
     sync,
     async importFile(file, hooks = {}) {
-      const embed = embedder ? async (ords: number[]) => void (await embedRevisions(store, embedder, ords, chunking)) : undefined;
-      const summary = await importFile(store, file, { embed, ...hooks });
+      const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
       sync();
       await maintenance.flush(hooks.onIndexProgress);
       return summary;
@@ -133,13 +122,33 @@ export async function openEmbedder(config: Config, log: Logger): Promise<Embedde
   );
 }
 
-export const fetcherOptions = (config: Config): FetcherOptions => ({
-  timeoutMs: config.ingestTimeoutMs,
-  maxBytes: config.ingestMaxBytes,
-  maxRedirects: config.ingestMaxRedirects,
-  userAgent: config.ingestUserAgent,
-  concurrency: config.ingestConcurrency,
-});
+/** The import hook that embeds revisions just stored without vectors; undefined in text mode off. */
+export function importEmbedHook(config: Config, store: Store, embedder: Embedder | null): ((ords: number[]) => Promise<void>) | undefined {
+  if (!embedder) return undefined;
+  return async (ords) => void (await embedRevisions(store, embedder, ords, chunkSettings(config)));
+}
+
+/**
+ * A poller over LMDB's outlets: the service's (whose `onWritten` catches the search index up),
+ * or the CLI's when a running server owns the index.
+ */
+export function createPoller(config: Config, store: Store, outlets: Outlets, embedder: Embedder | null, log: Logger, onWritten?: () => void): Poller {
+  return new Poller({
+    store,
+    outlets,
+    fetcher: new Fetcher({
+      timeoutMs: config.ingestTimeoutMs,
+      maxBytes: config.ingestMaxBytes,
+      maxRedirects: config.ingestMaxRedirects,
+      userAgent: config.ingestUserAgent,
+      concurrency: config.ingestConcurrency,
+    }),
+    log,
+    revisitHours: config.ingestRevisitHours,
+    embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunkSettings(config)) : undefined,
+    onWritten,
+  });
+}
 
 export const chunkSettings = (config: Config): ChunkSettings => ({ minTokens: config.chunkMinTokens, maxTokens: config.chunkMaxTokens });
 

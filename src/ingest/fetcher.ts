@@ -6,6 +6,7 @@
  */
 import robotsModule from 'robots-parser';
 import { Agent, request } from 'undici';
+import { Limit } from '../limit.js';
 import type { Validators } from './outlets.js';
 
 export interface FetcherOptions {
@@ -42,10 +43,10 @@ export class Fetcher {
   readonly #agent: Agent;
   readonly #robots = new Map<string, { at: number; allowed: Promise<(url: string) => boolean> }>();
   readonly #hostChains = new Map<string, Promise<unknown>>();
-  #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #limit: Limit;
 
   constructor(readonly options: FetcherOptions) {
+    this.#limit = new Limit(options.concurrency);
     this.#agent = new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connectTimeout: options.timeoutMs });
   }
 
@@ -81,7 +82,7 @@ export class Fetcher {
   > {
     const host = new URL(url).host;
     return this.#perHost(host, () =>
-      this.#slot(async () => {
+      this.#limit.run(async () => {
         const headers: Record<string, string> = { 'user-agent': this.options.userAgent, accept: '*/*', 'accept-encoding': 'identity' };
         if (validators?.etag) headers['if-none-match'] = validators.etag;
         if (validators?.lastModified) headers['if-modified-since'] = validators.lastModified;
@@ -183,18 +184,6 @@ export class Fetcher {
     return run;
   }
 
-  /** At most `concurrency` requests in flight. */
-  async #slot<T>(f: () => Promise<T>): Promise<T> {
-    if (this.#running < this.options.concurrency) this.#running++;
-    else await new Promise<void>((r) => this.#waiting.push(r)); // the slot is handed over
-    try {
-      return await f();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
-    }
-  }
 }
 
 function reason(e: unknown, timeoutMs: number): string {

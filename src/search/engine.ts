@@ -4,6 +4,7 @@
  * pass over the data, since the scan is memory-bound: while a pass is running, new queries
  * queue, and the next pass takes all of them.
  */
+import { Limit } from '../limit.js';
 import { native, type NativeEngine, type NativeFilter, type NativeHits, type NativeRows, type NativeStats, type TopkPlan } from '../native.js';
 
 export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats, TopkPlan };
@@ -42,12 +43,12 @@ export class SearchEngine {
   #queue: PendingRange[] = [];
   #inFlight = 0;
   #scheduled = false;
-  #topkRunning = 0;
-  #topkWaiting: (() => void)[] = [];
+  readonly #topkLimit: Limit;
   /** Queries per pass, for the batching benchmark and logs. */
   readonly batches = { passes: 0, queries: 0 };
 
   constructor(dir: string, readonly options: EngineOptions) {
+    this.#topkLimit = new Limit(options.passes);
     try {
       this.#engine = new native.Engine({
         dir,
@@ -90,15 +91,7 @@ export class SearchEngine {
    */
   async topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?: number) {
     if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
-    if (this.#topkRunning < this.options.passes) this.#topkRunning++;
-    else await new Promise<void>((r) => this.#topkWaiting.push(r)); // the slot is handed over
-    try {
-      return await this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows);
-    } finally {
-      const next = this.#topkWaiting.shift();
-      if (next) next();
-      else this.#topkRunning--;
-    }
+    return this.#topkLimit.run(() => this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows));
   }
 
   /** Rows the filter allows: the planner's cost input. */

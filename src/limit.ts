@@ -1,0 +1,22 @@
+/**
+ * At most `max` calls of `run` in progress; the rest wait in order. A finishing call hands its
+ * slot straight to the next waiter, so no newcomer can slip in between.
+ */
+export class Limit {
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(readonly max: number) {}
+
+  async run<T>(f: () => Promise<T>): Promise<T> {
+    if (this.#running < this.max) this.#running++;
+    else await new Promise<void>((r) => this.#waiting.push(r));
+    try {
+      return await f();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+}
