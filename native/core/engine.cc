@@ -342,7 +342,9 @@ std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, co
     // Done when k revisions beat every chunk not yet seen, or nothing more can be found.
     if (exhausted || (hits.size() >= k && hits[k - 1].score >= tail) || tail < min_score || matches.size() < want) {
       if (hits.size() > k) hits.resize(k);
-      *complete = hits.size() >= k || exhausted || (tail < min_score && matches.size() == want);
+      // Running below min_score before k revisions proves nothing either: HNSW may have missed
+      // a chunk above it (seen in the conformance tests), so the caller scans.
+      *complete = hits.size() >= k || exhausted;
       return hits;
     }
     if (want >= 16384) return {};  // too sparse for HNSW: the caller scans
