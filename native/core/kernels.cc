@@ -61,21 +61,9 @@ uint16_t f32_to_f16(float f) {
   return (uint16_t)half;
 }
 
-void f32_to_f16_n(const float* in, uint16_t* out, size_t n) {
-  for (size_t i = 0; i < n; i++) out[i] = f32_to_f16(in[i]);
-}
+void f32_to_f16_n(const float* in, uint16_t* out, size_t n) { kernels().to_f16(in, out, n); }
 
-float quantize_i8(const float* v, int8_t* code, size_t n) {
-  float m = 0;
-  for (size_t i = 0; i < n; i++) m = std::fmax(m, std::fabs(v[i]));
-  if (m == 0) {
-    std::memset(code, 0, n);
-    return 0;
-  }
-  float scale = m / 127.0f, inv = 127.0f / m;
-  for (size_t i = 0; i < n; i++) code[i] = (int8_t)std::lrintf(v[i] * inv);
-  return scale;
-}
+float quantize_i8(const float* v, int8_t* code, size_t n) { return kernels().quantize_i8(v, code, n); }
 
 float quantize_i16(const float* q, int16_t* code, size_t n) {
   float m = 0;
@@ -105,6 +93,20 @@ static int32_t dot_i8_i16_generic(const int8_t* v, const int16_t* q, size_t n) {
   int32_t s = 0;
   for (size_t i = 0; i < n; i++) s += (int32_t)v[i] * (int32_t)q[i];
   return s;
+}
+static void to_f16_generic(const float* in, uint16_t* out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = f32_to_f16(in[i]);
+}
+static float quantize_i8_generic(const float* v, int8_t* code, size_t n) {
+  float m = 0;
+  for (size_t i = 0; i < n; i++) m = std::fmax(m, std::fabs(v[i]));
+  if (m == 0) {
+    std::memset(code, 0, n);
+    return 0;
+  }
+  float scale = m / 127.0f, inv = 127.0f / m;
+  for (size_t i = 0; i < n; i++) code[i] = (int8_t)std::lrintf(v[i] * inv);
+  return scale;
 }
 static uint64_t sum_bytes_generic(const uint8_t* p, size_t n) {
   uint64_t s = 0;
@@ -167,6 +169,39 @@ __attribute__((target("avx2"))) static uint64_t sum_bytes_avx2(const uint8_t* p,
   return l[0] + l[1] + l[2] + l[3];
 }
 
+// Every row appended is converted and quantised once: per row, the scalar versions cost more
+// than the LMDB write that stored it.
+__attribute__((target("avx2,fma,f16c"))) static void to_f16_avx2(const float* in, uint16_t* out, size_t n) {
+  for (size_t i = 0; i < n; i += 8)
+    _mm_storeu_si128((__m128i*)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+// As the generic version: the scale from the largest magnitude (NaN ignored, as fmax does),
+// codes rounded to nearest even (cvtps_epi32 under the default MXCSR, as lrintf).
+__attribute__((target("avx2,fma,f16c"))) static float quantize_i8_avx2(const float* v, int8_t* code, size_t n) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 m8 = _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += 8) m8 = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(v + i), abs_mask), m8);
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+  float m = _mm_cvtss_f32(m4);
+  if (m == 0) {
+    std::memset(code, 0, n);
+    return 0;
+  }
+  float scale = m / 127.0f, inv = 127.0f / m;
+  const __m256 k = _mm256_set1_ps(inv);
+  for (size_t i = 0; i < n; i += 16) {
+    __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(v + i), k));
+    __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(v + i + 8), k));
+    // |codes| <= 127: the saturating packs are exact; they interleave 128-bit lanes, undone by the permute.
+    __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xd8);
+    __m128i c = _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storeu_si128((__m128i*)(code + i), c);
+  }
+  return scale;
+}
+
 // ---- AVX-512 F + BW (n % 32 == 0) ----
 
 __attribute__((target("avx512f,avx512bw,f16c,fma"))) static float dot_f16_f32_avx512(const uint16_t* v, const float* q, size_t n) {
@@ -204,9 +239,10 @@ __attribute__((target("avx512f,avx512bw"))) static uint64_t sum_bytes_avx512(con
   return (uint64_t)_mm512_reduce_add_epi64(acc);
 }
 
-static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_f16_f16_generic, dot_i8_i16_generic, sum_bytes_generic};
-static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_f16_f16_avx2, dot_i8_i16_avx2, sum_bytes_avx2};
-static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_f16_f16_avx512, dot_i8_i16_avx512, sum_bytes_avx512};
+static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_f16_f16_generic, dot_i8_i16_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
+static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_f16_f16_avx2, dot_i8_i16_avx2, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
+// Conversion and quantisation run once per appended row: the AVX2 versions are enough there.
+static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_f16_f16_avx512, dot_i8_i16_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
 
 static bool has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");

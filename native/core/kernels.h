@@ -17,6 +17,10 @@ struct Kernels {
   int32_t (*dot_i8_i16)(const int8_t* v, const int16_t* q, size_t n);
   // Sums `n` bytes (n % 64 == 0): a pure read, to measure memory bandwidth like the scan reads.
   uint64_t (*sum_bytes)(const uint8_t* p, size_t n);
+  // f32 -> f16, rounding to nearest even (n % 16 == 0): what every appended row is stored as.
+  void (*to_f16)(const float* in, uint16_t* out, size_t n);
+  // int8 codes of a finite vector with one scale (n % 16 == 0): the coarse column.
+  float (*quantize_i8)(const float* v, int8_t* code, size_t n);
 };
 
 // The kernels for this CPU (or for `force` = "generic" | "avx2" | "avx512", when supported).
@@ -26,6 +30,7 @@ bool set_kernels(const char* force);
 // IEEE half <-> float.
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
+// Through the active kernels (n % 16 == 0).
 void f32_to_f16_n(const float* in, uint16_t* out, size_t n);
 
 // Quantises a vector to int8 with one scale: v ≈ scale * code. Returns the scale.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -252,6 +253,26 @@ void test_kernels() {
     uint64_t sum = 0;
     for (size_t i = 0; i < bytes.size(); i++) sum += bytes[i] = (uint8_t)(i * 7);
     CHECK(k.sum_bytes(bytes.data(), bytes.size()) == sum, "%s sum_bytes", isa);
+    // Conversion and quantisation agree bit for bit, ties, subnormals and overflow included.
+    std::vector<float> edge(a);
+    const float special[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65520.0f, -70000.0f, 1e-7f, -6e-8f, 3e-8f, 1.00048828125f, 1.00146484375f,
+                             2.9802322e-8f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) edge[i * 37] = special[i];
+    std::vector<uint16_t> gh(kDims), kh(kDims);
+    for (const std::vector<float>* v : {&a, &b, &edge}) {
+      g.to_f16(v->data(), gh.data(), kDims);
+      k.to_f16(v->data(), kh.data(), kDims);
+      CHECK(gh == kh, "%s to_f16", isa);
+    }
+    std::vector<int8_t> gq(kDims), kq(kDims);
+    std::vector<float> halves(kDims);  // codes landing exactly on .5: rounded to even both ways
+    for (size_t i = 0; i < kDims; i++) halves[i] = (float)((int)(i % 255) - 127) + ((i % 3 == 0) ? 0.5f : 0.0f);
+    halves[0] = 127.0f;
+    std::vector<float> zeros(kDims, 0.0f);
+    for (const std::vector<float>* v : {&a, &b, &halves, &zeros}) {
+      float gs = g.quantize_i8(v->data(), gq.data(), kDims), ks = k.quantize_i8(v->data(), kq.data(), kDims);
+      CHECK(gs == ks && gq == kq, "%s quantize_i8", isa);
+    }
     std::printf("  kernels: %s agrees with generic\n", isa);
   }
   CHECK(!set_kernels("sse9"), "an unknown ISA is refused");
