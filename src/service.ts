@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { chunkAndEmbed, Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
+import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { KeyStore } from './platform/index.js';
@@ -145,7 +145,7 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
     }),
     log,
     revisitHours: config.ingestRevisitHours,
-    embed: embedder ? (docs) => chunkAndEmbed(embedder, docs, chunkSettings(config)) : undefined,
+    embed: embedder ? (docs) => embedder.embedDocs(docs, chunkSettings(config)) : undefined,
     onWritten,
   });
 }

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Rng } from '../../test/helpers/rng.js';
 import { TINY_WORDS, writeTinyModel, type TinyModelOptions } from '../../test/helpers/tiny-model.js';
 import { AppError } from '../errors.js';
+import { chunkRevision } from '../ingest/chunk.js';
 import { Embedder, type EmbedderOptions } from './embedder.js';
 
 const DIM = 1024;
@@ -141,9 +142,17 @@ describe('vectors (hidden-output model, one worker)', () => {
     expect(maxDiff(longInBatch, longAlone)).toBeLessThan(1e-5);
   });
 
-  it('countTokens counts the tokenizer pieces without specials', () => {
-    expect(e.countTokens('the market rose')).toBe(3);
-    expect(e.countTokens(words(17))).toBe(17);
+  it('embedDocs chunks in its worker exactly as chunkRevision does, and embeds each chunk as a query would be', async () => {
+    const sentence = () => `${words(6 + rng.int(12)).replace(/^./, (c) => c.toUpperCase())}.`;
+    const docs = Array.from({ length: 6 }, () => ({ title: words(5), text: Array.from({ length: 3 + rng.int(8) }, sentence).join(' ') }));
+    docs.push({ title: '', text: '' }, { title: 'the market rose', text: '' });
+    const chunking = { minTokens: 12, maxTokens: 40 };
+    const options = { countTokens: (t: string) => e.tokenizer.count(t), minTokens: 12, maxTokens: 40 };
+    const got = await e.embedDocs(docs, chunking);
+    expect(got.map((chunks) => chunks.map((c) => c.text))).toEqual(docs.map((d) => chunkRevision(d.title, d.text, options)));
+    expect(got.flat().length).toBeGreaterThan(docs.length);
+    for (const c of got.flat()) expect(maxDiff(c.vector, await e.embedQuery(c.text)), c.text).toBeLessThan(1e-5);
+    expect(await e.embedDocs([], chunking)).toEqual([]);
   });
 });
 

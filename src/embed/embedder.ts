@@ -1,7 +1,8 @@
 /**
  * bge-m3 embedding with dynamic batching over a Piscina pool of ONNX Runtime workers.
  *
- * Texts are tokenised here, queued in two lanes (queries ahead of bulk chunk work) and cut
+ * Query texts are tokenised here; revisions are chunked and tokenised in a worker of their own
+ * (prepare-worker.ts). Token ids are queued in two lanes (queries ahead of bulk chunk work) and cut
  * into batches by a token budget (rows × longest row, as text-embeddings-inference's
  * `max_batch_tokens`), rows of similar length together so padding adds at most 8%. With two or
  * more workers, one serves queries only and the bulk workers run at a lower OS priority, so a
@@ -11,14 +12,23 @@
  * batch is never killed (ONNX Runtime cannot be interrupted mid-run): its texts get 503 and its
  * result is dropped.
  */
+import { createRequire } from 'node:module';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DIMENSIONS } from '../store/index.js';
 import { checkModelDir } from './model-dir.js';
+import type { Prepared, PrepareTask } from './prepare-worker.js';
 import { TextTokenizer } from './tokenizer.js';
+
+/** Chunk sizes in tokens (CHUNK_MIN_TOKENS, CHUNK_MAX_TOKENS). */
+export interface ChunkSettings {
+  minTokens: number;
+  maxTokens: number;
+}
 
 export interface EmbedderOptions {
   modelDir: string;
@@ -53,6 +63,17 @@ const RETRY_AFTER_S = 1;
 export const MAX_PADDING = 1.08;
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
+/**
+ * A TypeScript worker module beside this one: from the sources (the tests, tsx) it loads
+ * through tsx's hooks; built, it is the JavaScript in dist/.
+ */
+function tsWorker(name: string): { filename: string; execArgv: string[] } {
+  const self = fileURLToPath(import.meta.url);
+  const ext = path.extname(self);
+  const execArgv = ext === '.ts' ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
+  return { filename: path.join(path.dirname(self), `${name}${ext}`), execArgv };
+}
+
 const unavailable = (message: string, cause?: unknown): AppError =>
   new AppError('embed_unavailable', message, { cause, headers: { 'retry-after': String(RETRY_AFTER_S) } });
 
@@ -70,6 +91,8 @@ const BULK_NICE = 10;
 export class Embedder {
   /** One pool for EMBED_THREADS=1; else one query worker + (threads-1) nicer bulk workers. */
   readonly #pools: Pool[];
+  /** Chunks and tokenises revisions for the bulk lane: one thread, as nice as bulk embedding. */
+  readonly #prepare: Piscina;
   readonly #lanes: Record<Lane, Item[]> = { query: [], bulk: [] };
   readonly #running: Record<Lane, number> = { query: 0, bulk: 0 };
   #roomWaiters: (() => void)[] = [];
@@ -110,6 +133,15 @@ export class Embedder {
     };
     // Queries have a worker of their own, and may borrow an idle bulk one.
     this.#pools = options.threads === 1 ? [pool(1, 0, ['query', 'bulk'])] : [pool(1, 0, ['query']), pool(options.threads - 1, BULK_NICE, ['query', 'bulk'])];
+    this.#prepare = new Piscina({
+      ...tsWorker('prepare-worker'),
+      minThreads: 1,
+      maxThreads: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      niceIncrement: BULK_NICE,
+      workerData: { modelDir: options.modelDir, maxTokens: options.maxTokens },
+    });
+    this.#prepare.on('error', (e) => log.error({ err: e }, 'chunking worker failed'));
   }
 
   /**
@@ -126,9 +158,13 @@ export class Embedder {
 
   async #warm(): Promise<void> {
     const t0 = performance.now();
+    const prepared = this.#prepare.run({ docs: [], minTokens: 1, maxTokens: 1 } satisfies PrepareTask).catch((e: unknown) => {
+      this.log.error({ err: e }, 'the chunking worker failed to start: revisions cannot be embedded');
+    });
     const results = await Promise.allSettled(
       this.#pools.flatMap((p) => Array.from({ length: p.size }, () => p.piscina.run({ kind: 'info' }) as Promise<WorkerInfo>)),
     );
+    await prepared;
     const ok = results.find((r): r is PromiseFulfilledResult<WorkerInfo> => r.status === 'fulfilled');
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!ok) {
@@ -167,12 +203,41 @@ export class Embedder {
   }
 
   /**
-   * Many texts (an import's chunks) → their vectors, in order, through the bulk lane. Waits
-   * for room when the lane is full; a failed batch rejects with 503 `embed_unavailable`.
+   * Revisions → their chunks (headline first, then sentence groups of the text) with vectors,
+   * through the bulk lane: chunked and tokenised in the prepare worker, then batched as
+   * `embedMany`. A failure rejects with 503 `embed_unavailable`.
    */
-  async embedMany(texts: string[]): Promise<Float32Array[]> {
+  async embedDocs(docs: { title: string; text: string }[], chunking: ChunkSettings): Promise<{ text: string; vector: Float32Array }[][]> {
+    if (this.#closed) throw unavailable('the embedder is shutting down');
+    if (docs.length === 0) return [];
+    const task = this.#prepare.run({ docs, minTokens: chunking.minTokens, maxTokens: chunking.maxTokens } satisfies PrepareTask) as Promise<Prepared>;
+    this.#inFlight.add(task);
+    let prepared: Prepared;
+    try {
+      prepared = await task;
+    } catch (e) {
+      throw unavailable(`chunking failed: ${(e as Error).message?.split('\n')[0] ?? e}`, e);
+    } finally {
+      this.#inFlight.delete(task);
+    }
+    const ids: Int32Array[] = [];
+    for (let i = 0, at = 0; i < prepared.lengths.length; at += prepared.lengths[i], i++) ids.push(prepared.ids.subarray(at, at + prepared.lengths[i]));
+    const vectors = await this.#bulk(ids);
+    let k = 0;
+    return prepared.chunks.map((texts) => texts.map((text) => ({ text, vector: vectors[k++] })));
+  }
+
+  /**
+   * Many texts → their vectors, in order, through the bulk lane. Waits for room when the lane
+   * is full; a failed batch rejects with 503 `embed_unavailable`.
+   */
+  embedMany(texts: string[]): Promise<Float32Array[]> {
+    return this.#bulk(texts.map((t) => this.tokenizer.encode(t)));
+  }
+
+  async #bulk(all: Int32Array[]): Promise<Float32Array[]> {
     const out: Promise<Float32Array>[] = [];
-    for (let i = 0; i < texts.length; ) {
+    for (let i = 0; i < all.length; ) {
       if (this.#lanes.bulk.length >= this.options.queueMax) {
         // Full: let the workers drain it. Enqueue everything that fits first, so the
         // batcher sees many texts at once and cuts full batches, not one text at a time.
@@ -180,18 +245,13 @@ export class Embedder {
         await new Promise<void>((r) => this.#roomWaiters.push(r));
       }
       if (this.#closed) throw unavailable('the embedder is shutting down');
-      for (; i < texts.length && this.#lanes.bulk.length < this.options.queueMax; i++) {
-        const ids = this.tokenizer.encode(texts[i]);
+      for (; i < all.length && this.#lanes.bulk.length < this.options.queueMax; i++) {
+        const ids = all[i];
         out.push(new Promise((resolve, reject) => this.#lanes.bulk.push({ ids, resolve, reject, done: false })));
       }
     }
     this.#pump();
     return Promise.all(out);
-  }
-
-  /** Tokens in a text as the model counts them (what chunking groups sentences by). */
-  countTokens(text: string): number {
-    return this.tokenizer.count(text);
   }
 
   /** Texts waiting and batches running, per lane. */
@@ -217,7 +277,7 @@ export class Embedder {
     for (const lane of Object.values(this.#lanes)) for (const item of lane.splice(0)) settle(item, unavailable('the embedder is shutting down'));
     for (const wake of this.#roomWaiters.splice(0)) wake();
     await Promise.allSettled(this.#inFlight);
-    await Promise.all(this.#pools.map((p) => p.piscina.destroy()));
+    await Promise.all([...this.#pools.map((p) => p.piscina.destroy()), this.#prepare.destroy()]);
   }
 
   /** Starts batches while workers are free: every waiting query first, then bulk work. */

@@ -5,28 +5,14 @@
  * (revisions stored while text mode was off). Resumable: a revision leaves the backlog only
  * when its chunks are committed.
  */
-import { chunkRevision } from '../ingest/chunk.js';
-import type { RevisionChunk, Store } from '../store/index.js';
-import type { Embedder } from './embedder.js';
+import type { Store } from '../store/index.js';
+import type { ChunkSettings, Embedder } from './embedder.js';
 
 /** The text a revision is chunked from: the snippet stands in for a text never stored (a feed item without its page). */
 export const textOf = (snippet: string, text: string | undefined): string => text || snippet;
 
-export interface ChunkSettings {
-  minTokens: number;
-  maxTokens: number;
-}
-
 /** Revisions embedded per transaction: large enough to batch well, small enough to lose little. */
 const REVISIONS_PER_BATCH = 64;
-
-/** Chunks and embeds revisions not stored yet (polling commits a revision with its chunks). */
-export async function chunkAndEmbed(embedder: Embedder, docs: { title: string; text: string }[], chunking: ChunkSettings): Promise<RevisionChunk[][]> {
-  const texts = docs.map((d) => chunkRevision(d.title, d.text, { countTokens: (t) => embedder.countTokens(t), minTokens: chunking.minTokens, maxTokens: chunking.maxTokens }));
-  const vectors = await embedder.embedMany(texts.flat());
-  let at = 0;
-  return texts.map((ts) => ts.map((text): RevisionChunk => ({ text, vector: vectors[at++] })));
-}
 
 /** Embeds the given stored revisions that have no vectors. Returns the chunks added. */
 export async function embedRevisions(store: Store, embedder: Embedder, ords: number[], chunking: ChunkSettings): Promise<number> {
@@ -37,7 +23,7 @@ export async function embedRevisions(store: Store, embedder: Embedder, ords: num
       if (!rev || rev.labelCount > 0) return [];
       return [{ ord, title: rev.title, text: textOf(rev.body, store.texts.get(ord)) }];
     });
-    const chunks = await chunkAndEmbed(embedder, docs, chunking);
+    const chunks = await embedder.embedDocs(docs, chunking);
     const items = docs.map(({ ord }, j) => ({ ord, chunks: chunks[j] })).filter((item) => item.chunks.length > 0);
     const done = new Set(store.attachChunks(items));
     for (const item of items) if (done.has(item.ord)) added += item.chunks.length;

@@ -37,6 +37,17 @@ describe('TextTokenizer', () => {
     }
   });
 
+  it('counts additively at a space, as chunking relies on', () => {
+    expect(tok.additiveAtSpaces).toBe(true);
+    const parts = ['Hello, world!', 'the market rose.', '東京は晴れ。', `x\u00a0y`, TINY_WORDS.slice(3, 20).join(' ')];
+    for (const a of parts) {
+      for (const b of parts) {
+        const whole = library.encode(`${a} ${b}`, { add_special_tokens: false }).ids.length;
+        expect(tok.count(a) + tok.count(b), `${a} | ${b}`).toBe(whole);
+      }
+    }
+  });
+
   it('reads bos, eos and pad from the tokenizer config (pad is 1 in bge-m3)', () => {
     expect([tok.bos, tok.pad, tok.eos]).toEqual([0, 1, 2]);
   });

@@ -19,6 +19,8 @@ export class TextTokenizer {
   readonly bos: number;
   readonly eos: number;
   readonly pad: number;
+  /** `count(a + ' ' + b) === count(a) + count(b)`: counts are per word (see #ids), so chunking may sum them. */
+  readonly additiveAtSpaces = true;
 
   private constructor(tok: Tokenizer, config: Record<string, unknown>, readonly maxTokens: number) {
     this.#tok = tok;

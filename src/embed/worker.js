@@ -10,6 +10,8 @@ import { workerData, move } from 'piscina';
 import * as ort from 'onnxruntime-node';
 
 const DIMS = 1024;
+/** Where an int64's low 32 bits sit among its two Int32Array words: first on little-endian CPUs. */
+const LOW_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
 /** Outputs that already hold one pooled vector per row, as some exports name them. */
 const POOLED = ['sentence_embedding', 'dense', 'dense_vecs', 'pooler_output', 'embeddings'];
 
@@ -74,14 +76,7 @@ export default async function embed(task) {
   const rows = lengths.length;
   let seq = 0;
   for (let i = 0; i < rows; i++) seq = Math.max(seq, lengths[i]);
-  const inputIds = new BigInt64Array(rows * seq).fill(BigInt(workerData.padId));
-  const mask = new BigInt64Array(rows * seq);
-  for (let i = 0, at = 0; i < rows; at += lengths[i], i++) {
-    for (let j = 0; j < lengths[i]; j++) {
-      inputIds[i * seq + j] = BigInt(ids[at + j]);
-      mask[i * seq + j] = 1n;
-    }
-  }
+  const { inputIds, mask } = padded(ids, lengths, seq);
   // Fault injection (Embedder.simulateWorkerExit): die mid-batch, outside ONNX Runtime's run.
   if (task.exit) process.exit(1);
   /** @type {Record<string, ort.Tensor>} */
@@ -99,7 +94,39 @@ export default async function embed(task) {
     throw new Error(`model output ${s.output} is ${t.type} [${dims.join(', ')}], expected float32 [${rows}, (seq,) ${DIMS}]`);
   }
   // The dense bge-m3 vector is the CLS row (position 0) of the last hidden state.
-  const stride = dims.length === 3 ? dims[1] * DIMS : DIMS;
+  const out = normalized(data, rows, dims.length === 3 ? dims[1] * DIMS : DIMS);
+  for (const v of Object.values(result)) v.dispose?.();
+  return move(out);
+}
+
+/**
+ * The padded [rows, seq] int64 inputs. Ids and the mask are small and non-negative, so each
+ * int64 is written as its low 32-bit word (the high one stays 0): no BigInt per token.
+ * @param {Int32Array} ids @param {Int32Array} lengths @param {number} seq
+ */
+function padded(ids, lengths, seq) {
+  const rows = lengths.length;
+  const inputIds = new BigInt64Array(rows * seq);
+  const mask = new BigInt64Array(rows * seq);
+  const idWords = new Int32Array(inputIds.buffer);
+  const maskWords = new Int32Array(mask.buffer);
+  const pad = workerData.padId;
+  for (let i = 0, at = 0; i < rows; at += lengths[i], i++) {
+    const n = lengths[i];
+    for (let j = 0; j < seq; j++) {
+      const w = 2 * (i * seq + j) + LOW_WORD;
+      idWords[w] = j < n ? ids[at + j] : pad;
+      maskWords[w] = j < n ? 1 : 0;
+    }
+  }
+  return { inputIds, mask };
+}
+
+/**
+ * Each row's first DIMS floats (rows `stride` apart), scaled to unit length.
+ * @param {Float32Array} data @param {number} rows @param {number} stride
+ */
+function normalized(data, rows, stride) {
   const out = new Float32Array(rows * DIMS);
   for (let i = 0; i < rows; i++) {
     const from = i * stride;
@@ -108,6 +135,5 @@ export default async function embed(task) {
     const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
     for (let d = 0; d < DIMS; d++) out[i * DIMS + d] = data[from + d] * inv;
   }
-  for (const v of Object.values(result)) v.dispose?.();
-  return move(out);
+  return out;
 }

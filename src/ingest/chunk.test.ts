@@ -211,6 +211,24 @@ describe('chunkRevision', () => {
     expect(visible(body.join(''))).toBe(visible(text));
   });
 
+  it('sums sentence counts for a tokenizer additive at spaces, and counts joins without a space', () => {
+    // The stand-in is additive at spaces: the same chunks either way, with fewer counts.
+    const counted = (additiveAtSpaces: boolean, locale?: string) => {
+      const seen: string[] = [];
+      const o = { ...opts(8, 40, locale), additiveAtSpaces, countTokens: (t: string) => (seen.push(t), countTokens(t)) };
+      return { chunks: chunkRevision(title, text, o), seen, ja: chunkRevision('見出し', CASES[4][1], { ...o, ...opts(8, 50, 'ja'), countTokens: o.countTokens }) };
+    };
+    const exact = counted(false);
+    const summed = counted(true);
+    expect(summed.chunks).toEqual(exact.chunks);
+    expect(summed.ja).toEqual(exact.ja);
+    // Spaced groups are never counted as a whole; Japanese sentences join without a space, so their groups are.
+    const sentences = splitSentences(text);
+    expect(summed.seen.filter((t) => !sentences.includes(t) && t !== title && /[a-z]/.test(t))).toEqual([]);
+    expect(summed.seen.filter((t) => t.startsWith('東京都は３日') && t.length > 20).length).toBeGreaterThan(0);
+    expect(summed.seen.length).toBeLessThan(exact.seen.length);
+  });
+
   it('keeps an over-long headline whole, omits an empty one and never returns empty strings', () => {
     const long = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
     expect(chunkRevision(long, 'Ships queued.', opts(2, 10))).toEqual([long, 'Ships queued.']);

@@ -17,6 +17,12 @@ export interface ChunkOptions {
   countTokens: (text: string) => number;
   minTokens: number;
   maxTokens: number;
+  /**
+   * Whether `countTokens(a + ' ' + b) === countTokens(a) + countTokens(b)` for texts without
+   * edge spaces: true of SentencePiece Metaspace tokenizers (bge-m3's), whose pieces never span
+   * a space. Groups of sentences joined by spaces are then sized by summing, not counted again.
+   */
+  additiveAtSpaces?: boolean;
   /** BCP 47 language tag hint for Intl.Segmenter; default undefined (the runtime's default, which segments every script). */
   locale?: string;
 }
@@ -89,7 +95,9 @@ function joined(items: { text: string; spaceAfter: boolean }[], a: number, b: nu
   return t;
 }
 
-const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
+/** Whitespace other than single spaces: most sentences have none, and need only a trim. */
+const MESSY_SPACE = /\s\s|[^\S ]/;
+const collapse = (s: string) => (MESSY_SPACE.test(s) ? s.replace(/\s+/g, ' ') : s).trim();
 const paragraphsOf = (text: string) => text.split(/[\n\r\f\v\u0085\u2028\u2029]+/).filter((p) => p.trim() !== '');
 
 /** Sentences of one text (exported for tests and reuse). */
@@ -104,8 +112,8 @@ export function chunkRevision(title: string, text: string, o: ChunkOptions): str
   for (const p of paragraphsOf(text)) {
     for (const s of sentencesOf(p, o.locale)) {
       const tokens = o.countTokens(s.text);
-      if (tokens <= o.maxTokens) units.push({ ...s, tokens });
-      else for (const piece of splitLong(s, tokens, o)) units.push({ ...piece, tokens: o.countTokens(piece.text) });
+      if (tokens <= o.maxTokens) units.push(Object.assign(s, { tokens }));
+      else for (const piece of splitLong(s, tokens, o)) units.push(Object.assign(piece, { tokens: o.countTokens(piece.text) }));
     }
     // A line break separates paragraphs, so the next one follows after a space even in Japanese and Chinese.
     if (units.length > 0) Object.assign(units[units.length - 1], { paragraphEnd: true, spaceAfter: true });
@@ -139,7 +147,7 @@ function sentencesOf(paragraph: string, locale: string | undefined): Unit[] {
   const merged: string[] = [];
   for (const seg of raw) {
     const last = merged.length - 1;
-    if (last >= 0 && (seg.trim() === '' || continues(merged[last], seg))) merged[last] += seg;
+    if (last >= 0 && (!NON_SPACE.test(seg) || continues(merged[last], seg))) merged[last] += seg;
     else merged.push(seg);
   }
   const units: Unit[] = [];
@@ -153,6 +161,7 @@ function sentencesOf(paragraph: string, locale: string | undefined): Unit[] {
 }
 
 const SPACE = /\s/;
+const NON_SPACE = /\S/;
 const OPENING = /\p{Ps}/u;
 const CLOSING = /[\p{Pe}\p{Pf}]/u;
 const LEADING_CLOSING = /^\s*[\p{Pe}\p{Pf}]+(?=\s|$)/u;
@@ -268,20 +277,31 @@ function subdivide(atom: Atom, locale: string | undefined): Atom[] {
 /**
  * Greedy grouping: a group takes sentences while it stays ≤ maxTokens and closes at a paragraph break once it
  * has minTokens. A group under minTokens then joins a neighbour when the two fit in maxTokens. Sums of
- * sentence counts steer the greedy pass; every group's text is counted exactly before it is kept, since
- * a tokenizer need not be additive where sentences join without a space.
+ * sentence counts steer the greedy pass; every group's size is exact before it is kept: the sum where the
+ * tokenizer is additive at spaces and the sentences join at spaces, else a count of the group's text
+ * (no tokenizer need be additive where sentences join without a space, as in Japanese).
  */
 function groupUnits(units: Counted[], o: ChunkOptions): string[] {
   const n = units.length;
   const counts = units.map((u) => u.tokens);
   const join = (a: number, b: number) => joined(units, a, b);
+  // Exact without counting when every join in a..b is a space and counts add there.
+  const spaced = (a: number, b: number) => {
+    for (let k = a; k < b - 1; k++) if (!units[k].spaceAfter) return false;
+    return true;
+  };
+  const count = (a: number, b: number, sum: number) => (o.additiveAtSpaces && spaced(a, b) ? sum : o.countTokens(join(a, b)));
   const groups: { a: number; b: number; tokens: number }[] = [];
   for (let a = 0; a < n; ) {
     let sum = counts[a];
     let b = a + 1;
     while (b < n && !(units[b - 1].paragraphEnd && sum >= o.minTokens) && sum + counts[b] <= o.maxTokens) sum += counts[b++];
-    let tokens = o.countTokens(join(a, b));
-    while (tokens > o.maxTokens && b - a > 1) tokens = o.countTokens(join(a, --b));
+    let tokens = count(a, b, sum);
+    while (tokens > o.maxTokens && b - a > 1) {
+      b--;
+      sum -= counts[b];
+      tokens = count(a, b, sum);
+    }
     groups.push({ a, b, tokens });
     a = b;
   }
@@ -289,7 +309,7 @@ function groupUnits(units: Counted[], o: ChunkOptions): string[] {
   for (const g of groups) {
     const last = kept[kept.length - 1];
     if (last && (g.tokens < o.minTokens || last.tokens < o.minTokens)) {
-      const tokens = o.countTokens(join(last.a, g.b));
+      const tokens = count(last.a, g.b, last.tokens + g.tokens);
       if (tokens <= o.maxTokens) {
         last.b = g.b;
         last.tokens = tokens;
