@@ -35,8 +35,10 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0 || cursor.indexOf('.', dot + 1) !== -1) throw bad('is malformed');
     const payload = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.#sign(payload), 'base64url');
+    // The signature's text, not its decoded bytes: base64url ignores the last character's low
+    // bits, so a decoded comparison would accept a cursor with that character edited.
+    const given = Buffer.from(cursor.slice(dot + 1));
+    const expected = Buffer.from(this.#sign(payload));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad('was not issued by this service');
     let body: unknown;
     try {
