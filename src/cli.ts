@@ -10,7 +10,7 @@ import { SingleBar } from 'cli-progress';
 import { destination, pino } from 'pino';
 import { ConfigError, flagName, isInteractive, loadConfig, settings, type Config } from './config.js';
 import { serve } from './main.js';
-import { KeyStore, type KeyScheme } from './platform/index.js';
+import { accountsCommand, creditsCommand, keysCommand, subscribeCommand, UsageError, usageCommand, type PlatformFlags } from './cli-platform.js';
 import { importFile, OutletError, Outlets, type ImportSummary, type OutletReport } from './ingest/index.js';
 import { formatTime } from './time.js';
 import { EngineLockedError } from './search/index.js';
@@ -32,17 +32,29 @@ Commands:
   sources disable|enable|remove NAME    Stop or restart polling an outlet (remove keeps its articles)
   ingest --once                         Poll every enabled outlet now, ignoring intervals, then exit
                                         (serve polls in the background with INGEST=on)
-  keys create [--scheme gateway|bearer] [--name NAME]
-                                        Create a key; the secret is printed once, as the last line
+  accounts create [--name NAME]         Create an account (250 free credits, free plans); prints its id last
+  accounts show ID                      Credits by kind, subscriptions, this period's usage and limits
+  keys create [--account ID] [--scope PRODUCT…] [--name NAME]
+                                        Create a Bearer key (of the operator account without --account);
+                                        the secret is printed once, as the last line
+  keys create --scheme gateway [--rate N/s] [--scope PRODUCT…] [--name NAME]
+                                        Create a gateway key (charged to no wallet; 429 rate_limited past --rate)
   keys list                             List keys (never their secrets)
   keys revoke <ID>                      Revoke a key
+  subscribe --account ID --product P --plan PLAN
+                                        Change a product's plan (credit products: free, pro, ultra, mega;
+                                        marketplace: free, pro, ultra, mega, payg; none to unsubscribe)
+  credits grant --account ID --credits N
+                                        Subscription credits: spent first, expire at the period's end
+  credits buy --account ID --credits N  Purchased credits: never expire
+  usage --account ID [--period current|previous|YYYY-MM|all]
+                                        The account as accounts show, then its ledger
   help                                  This text
 
 Settings (flag or environment variable):
 ${Object.values(settings).map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.padEnd(22)} ${s.doc}`).join('\n')}
 `;
 
-class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {
@@ -53,6 +65,13 @@ async function main(argv: string[]): Promise<number> {
     'fetch-articles': { type: 'boolean' },
     interval: { type: 'string' },
     once: { type: 'boolean' },
+    account: { type: 'string' },
+    scope: { type: 'string', multiple: true },
+    rate: { type: 'string' },
+    product: { type: 'string' },
+    plan: { type: 'string' },
+    credits: { type: 'string' },
+    period: { type: 'string' },
   };
   for (const s of Object.values(settings)) options[flagName(s.env).slice(2)] = { type: 'string' };
   let parsed;
@@ -88,7 +107,15 @@ async function main(argv: string[]): Promise<number> {
       if (!values.once) throw new UsageError('ingest runs one round: newsmatch ingest --once (serve polls in the background with INGEST=on)');
       return ingestCommand(config);
     case 'keys':
-      return keysCommand(config, rest, values as { scheme?: string; name?: string });
+      return keysCommand(config, rest, values as PlatformFlags);
+    case 'accounts':
+      return accountsCommand(config, rest, values as PlatformFlags);
+    case 'subscribe':
+      return subscribeCommand(config, values as PlatformFlags);
+    case 'credits':
+      return creditsCommand(config, rest, values as PlatformFlags);
+    case 'usage':
+      return usageCommand(config, values as PlatformFlags);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -283,43 +310,6 @@ function quietLog(config: Config) {
 
 function printSummary(file: string, s: ImportSummary): void {
   process.stdout.write(`imported ${file}: ${s.articles} articles, ${s.newRevisions} new revisions, ${s.unchanged} unchanged, ${s.rejected} rejected\n`);
-}
-
-async function keysCommand(config: Config, rest: string[], values: { scheme?: string; name?: string }): Promise<number> {
-  const [sub, arg] = rest;
-  // Keys live in LMDB alone: no search engine needed, so this works beside a running server.
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = new Store(path.join(config.dataDir, 'lmdb'));
-  const keys = new KeyStore(store);
-  try {
-    switch (sub) {
-      case 'create': {
-        const scheme = (values.scheme ?? 'bearer') as KeyScheme;
-        if (scheme !== 'gateway' && scheme !== 'bearer') throw new UsageError('--scheme must be gateway or bearer');
-        const { id, secret } = keys.create({ scheme, name: values.name });
-        process.stdout.write(`created ${scheme} key ${id}${values.name ? ` (${values.name})` : ''}; the secret is shown only now:\n${secret}\n`);
-        return 0;
-      }
-      case 'list':
-        for (const k of keys.list()) {
-          const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'live';
-          process.stdout.write(`${k.id}  ${k.scheme.padEnd(7)}  ${state.padEnd(32)}  ${k.name ?? ''}\n`);
-        }
-        return 0;
-      case 'revoke':
-        if (!arg) throw new UsageError('keys revoke takes a key id');
-        if (!keys.revoke(arg)) {
-          process.stderr.write(`no live key ${arg}\n`);
-          return 1;
-        }
-        process.stdout.write(`revoked ${arg}\n`);
-        return 0;
-      default:
-        throw new UsageError('keys takes create, list or revoke');
-    }
-  } finally {
-    await store.close();
-  }
 }
 
 main(process.argv.slice(2)).then(

@@ -4,6 +4,7 @@
  * values stop start-up with a message naming the setting.
  */
 import path from 'node:path';
+import { familyOf, isProduct, PRODUCT_NAMES, type Family, type Product } from './platform/products.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -30,6 +31,29 @@ const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
   if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
 };
+
+const productList: Parser<Product[]> = (raw, name) => {
+  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const bad = names.filter((n) => !isProduct(n));
+  if (bad.length > 0) throw new ConfigError(`${name}: unknown product ${bad.join(', ')}; products: ${PRODUCT_NAMES.join(', ')}`);
+  return names as Product[];
+};
+
+/** Calls of one product running at once per process, by family: indexed calls are short, live ones hold a socket. */
+const INFLIGHT_DEFAULT: Record<Family, number> = { indexed: 256, live_search: 16, live_page: 16, contacts: 8, marketplace: 16 };
+
+/** MAX_INFLIGHT_<PRODUCT>, one setting per product. */
+const inflightSettings = Object.fromEntries(
+  PRODUCT_NAMES.map((p) => [
+    `maxInflight_${p}`,
+    {
+      env: `MAX_INFLIGHT_${p.toUpperCase()}`,
+      default: INFLIGHT_DEFAULT[familyOf(p)],
+      parse: int(1, 100_000),
+      doc: `Calls of \`${p}\` running at once in this process; past it 503 \`overloaded\` with \`Retry-After\`.`,
+    },
+  ]),
+) as Record<`maxInflight_${Product}`, Setting<number>>;
 
 /** Every setting: environment name, default (with its unit in the doc), parser. The README's table is this. */
 export const settings = {
@@ -61,6 +85,8 @@ export const settings = {
   ingestMaxRedirects: { env: 'INGEST_MAX_REDIRECTS', default: 5, parse: int(0, 20), doc: 'Redirects followed per request.' },
   ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
+  productsDisabled: { env: 'PRODUCTS_DISABLED', default: [] as Product[], parse: productList, doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.' },
+  ...inflightSettings,
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

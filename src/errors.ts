@@ -15,8 +15,14 @@ export const catalogue = {
   payload_too_large: { code: 'payload_too_large', status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { code: 'unsupported_media_type', status: 415, message: 'Send the body as application/json.' },
   not_found: { code: 'not_found', status: 404, message: 'No such endpoint.' },
-  // auth
+  // auth, plans and metering (data-platform spec 7)
   unauthorized: { code: 'unauthorized', status: 401, message: 'Missing or invalid key.' },
+  forbidden: { code: 'forbidden', status: 403, message: 'This key cannot call this product or engine.' },
+  not_subscribed: { code: 'not_subscribed', status: 403, message: 'The account does not subscribe to this product.' },
+  quota_exceeded: { code: 'quota_exceeded', status: 429, message: 'The wallet cannot pay for this call, or the plan is past its rate or period limit.' },
+  rate_limited: { code: 'rate_limited', status: 429, message: 'The gateway key is past its rate limit.' },
+  product_unavailable: { code: 'product_unavailable', status: 503, message: 'The product is not available on this service, or credits could not be reached.' },
+  overloaded: { code: 'overloaded', status: 503, message: 'The endpoint is at its concurrency limit on this machine. Retry after Retry-After seconds.' },
   // match
   too_many_matches: { code: 'too_many_matches', status: 422, message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.' },
   order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
@@ -25,7 +31,7 @@ export const catalogue = {
   text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },
   // server
-  internal_error: { code: 'internal_error', status: 500, message: 'Internal error.' },
+  internal: { code: 'internal', status: 500, message: 'Internal error. Report it with the X-Request-ID.' },
 } as const satisfies Record<string, { code: string; status: number; message: string }>;
 
 export type ErrorName = keyof typeof catalogue;

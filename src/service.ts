@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
-import { KeyStore } from './platform/index.js';
+import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
 
@@ -20,6 +20,11 @@ export interface Service extends MatchDeps {
   engine: SearchEngine;
   maintenance: Maintenance;
   keys: KeyStore;
+  /** Accounts, wallets, plans, the ledger. */
+  billing: Billing;
+  /** The metering path of every metered call (authorise, rate limit, charge, refund). */
+  metering: Metering;
+  idempotency: IdempotencyStore;
   /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
   embedder: Embedder | null;
   chunking: ChunkSettings;
@@ -32,8 +37,14 @@ export interface Service extends MatchDeps {
   close(): Promise<void>;
 }
 
-export async function openService(config: Config, opts: { log?: Logger } = {}): Promise<Service> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+/**
+ * Opens everything under DATA_DIR. `clock` (unix ms) drives plans, periods and rate limits:
+ * tests move it instead of waiting.
+ */
+export async function openService(config: Config, opts: { log?: Logger; clock?: () => number } = {}): Promise<Service> {
+  // Keys never reach a log line, whatever a serializer is later told to include.
+  const log = opts.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-gateway-key"]'] });
+  const clock = opts.clock ?? Date.now;
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const catalog = new Catalog();
@@ -64,6 +75,9 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
   }
   const chunking = chunkSettings(config);
   const outlets = new Outlets(store);
+  const billing = new Billing(store, clock);
+  const disabled = new Set(config.productsDisabled);
+  const metering = new Metering(billing, new RateLimiter(clock), { disabled, maxInflight: (p) => config[`maxInflight_${p}`] });
 
   const sync = () => {
     catalog.catchUp(store);
@@ -79,6 +93,9 @@ export async function openService(config: Config, opts: { log?: Logger } = {}): 
     maintenance,
     search,
     keys: new KeyStore(store),
+    billing,
+    metering,
+    idempotency: new IdempotencyStore(store, clock),
     embedder,
     chunking,
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,

@@ -9,13 +9,15 @@ import { AppError } from '../errors.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
 import { errorHandler } from './error-handler.js';
+import { meteringHooks } from './metering.js';
+import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
 import { sourcesRoutes } from './routes/sources.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Route needs a key (gateway or Bearer). */
-    auth?: boolean;
+    /** Route needs a key: gateway or Bearer (`true`), or Bearer only (`'bearer'`: account routes). */
+    auth?: boolean | 'bearer';
   }
 }
 
@@ -65,7 +67,9 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     // One fresh LMDB snapshot per request: keys and records written by other processes count.
     service.store.refresh();
     req.apiKey = authenticate(service, req);
+    if (req.routeOptions.config.auth === 'bearer' && req.apiKey.scheme !== 'bearer') throw new AppError('forbidden', 'this endpoint needs a Bearer key (gateway keys have no account)');
   });
+  meteringHooks(app, service);
   app.addHook('preValidation', async (req) => {
     if (req.method === 'POST' && req.body === undefined) req.body = {};
   });
@@ -85,6 +89,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   matchRoutes(app, service);
+  accountRoutes(app, service);
   sourcesRoutes(app, service);
   return app;
 }

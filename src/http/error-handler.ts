@@ -42,7 +42,7 @@ export function toAppError(err: unknown): AppError {
     if (fe.statusCode === 415) return new AppError('unsupported_media_type', undefined, { cause: err });
     return new AppError('bad_request', fe.message, { cause: err });
   }
-  return new AppError('internal_error', undefined, { cause: err });
+  return new AppError('internal', undefined, { cause: err });
 }
 
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {

@@ -6,6 +6,8 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { KeyRecord, Store } from '../store/index.js';
+import { OPERATOR } from './billing.js';
+import type { Rate } from './products.js';
 
 export type KeyScheme = 'gateway' | 'bearer';
 
@@ -19,11 +21,26 @@ export type KeyInfo = Omit<KeyRecord, 'hash'>;
 export class KeyStore {
   constructor(readonly store: Store) {}
 
-  create(opts: { scheme: KeyScheme; name?: string }): { id: string; secret: string } {
+  /**
+   * A new key. Bearer keys belong to `account` (default: the operator's); gateway keys belong to
+   * none and may carry a `rate`. `scopes` limits the products a key may call.
+   */
+  create(opts: { scheme: KeyScheme; name?: string; account?: string; scopes?: string[]; rate?: Rate }): { id: string; secret: string } {
     const secret = PREFIX[opts.scheme] + randomBytes(32).toString('base64url');
     const id = randomUUID();
     const hash = hashSecret(secret);
-    const record: KeyRecord = { id, scheme: opts.scheme, name: opts.name ?? null, hash, createdAt: Date.now(), revokedAt: null };
+    const bearer = opts.scheme === 'bearer';
+    const record: KeyRecord = {
+      id,
+      scheme: opts.scheme,
+      name: opts.name ?? null,
+      hash,
+      createdAt: Date.now(),
+      revokedAt: null,
+      account: bearer ? (opts.account ?? OPERATOR) : null,
+      scopes: opts.scopes && opts.scopes.length > 0 ? opts.scopes : null,
+      rate: bearer ? null : (opts.rate ?? null),
+    };
     this.store.root.transactionSync(() => {
       this.store.keys.putSync(id, record);
       this.store.keyHashes.putSync(hash, id);

@@ -55,6 +55,12 @@ export interface KeyRecord {
   hash: string;
   createdAt: number;
   revokedAt: number | null;
+  /** Bearer: the account it belongs to ('operator' when created without one). Gateway: none. */
+  account?: string | null;
+  /** Products the key may call; null or absent: every product its account subscribes to. */
+  scopes?: string[] | null;
+  /** Gateway keys: requests per window past which they get 429 rate_limited. */
+  rate?: { quota: number; windowS: number } | null;
 }
 
 interface ArticleRecord {

@@ -52,12 +52,12 @@ const response200 = {
 
 export function matchRoutes(app: FastifyInstance, service: Service): void {
   app.post<{ Body: MatchRequest }>('/v1/match', {
-    config: { auth: true },
+    config: { auth: true, product: 'match' },
     schema: {
       summary: 'Match articles to a text, a vector, or nothing',
       security,
       body,
-      response: { 200: response200, ...errorResponses(400, 401, 413, 415, 422, 503) },
+      response: { 200: response200, ...errorResponses(400, 401, 403, 413, 415, 422, 429, 503) },
     },
     // `default`s above document the contract; the core applies them, so Ajv must not.
     handler: async (req) => match(service, req.body),

@@ -1,0 +1,113 @@
+/**
+ * The metering path every metered endpoint takes, as a core the HTTP layer calls in order
+ * (data-platform spec 5, 7, 8):
+ *
+ *   authenticate (http/auth.ts) → authorise → rate limit → validate (the route schema)
+ *   → admit (per-process concurrency) → charge → handler → refund on 400/422/5xx
+ *
+ * Gateway keys are not charged (the gateway bills its users) and reach the indexed products
+ * only; Bearer keys are charged to their account, or recorded at price 0 for the operator.
+ */
+import { AppError } from '../errors.js';
+import type { KeyRecord } from '../store/index.js';
+import { OPERATOR, type Billing, type Charge } from './billing.js';
+import { familyOf, formatRate, rateOf, type Product, type Rate } from './products.js';
+import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
+
+export interface MeteringOptions {
+  /** Products this service does not offer: 503 product_unavailable. */
+  disabled: ReadonlySet<Product>;
+  /** Calls of a product running at once in this process, past which 503 overloaded. */
+  maxInflight: (p: Product) => number;
+}
+
+/** A call that passed authorisation and the rate limit. */
+export interface Admission {
+  product: Product;
+  /** The account charged, or null for a gateway key. */
+  account: string | null;
+  keyId: string;
+  /** RateLimit-Policy / RateLimit fields, when a limit applies. */
+  headers: Record<string, string>;
+}
+
+const OVERLOADED_RETRY_S = 1;
+
+export class Metering {
+  readonly #inflight = new Map<Product, number>();
+
+  constructor(
+    readonly billing: Billing,
+    readonly limiter: RateLimiter,
+    readonly options: MeteringOptions,
+  ) {}
+
+  /**
+   * Authorises `key` for `product` and takes one request from its rate limit. Throws 503
+   * product_unavailable, 403 forbidden / not_subscribed, 429 rate_limited (gateway) or
+   * quota_exceeded (a plan's cap), each 429 with Retry-After and the RateLimit fields.
+   */
+  authorise(key: Omit<KeyRecord, 'hash'>, product: Product): Admission {
+    if (this.options.disabled.has(product)) throw new AppError('product_unavailable', `${product} is not offered by this service`);
+    if (key.scopes && !key.scopes.includes(product)) throw new AppError('forbidden', `this key's scope (${key.scopes.join(', ')}) does not include ${product}`);
+    if (key.scheme === 'gateway') {
+      if (familyOf(product) !== 'indexed') throw new AppError('forbidden', `${product} is not offered through the gateway: use a Bearer key`);
+      return { product, account: null, keyId: key.id, headers: key.rate ? this.#limit(`g:${key.id}`, 'gateway', key.rate, 'rate_limited') : {} };
+    }
+    const account = key.account ?? OPERATOR;
+    if (account === OPERATOR) return { product, account, keyId: key.id, headers: {} };
+    const sub = this.billing.subscription(account, product);
+    if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
+    // Credit products on one plan share their window; the marketplace plan has its own.
+    const pool = familyOf(product) === 'marketplace' ? 'marketplace' : 'credits';
+    const headers = this.#limit(`a:${account}:${pool}`, `${pool}-${sub.plan}`, rateOf(product, sub.plan), 'quota_exceeded');
+    return { product, account, keyId: key.id, headers };
+  }
+
+  #limit(party: string, policy: string, rate: Rate, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
+    const d = this.limiter.take(party, rate);
+    const headers = rateLimitHeaders(policy, rate, d);
+    if (!d.ok) throw new AppError(error, `rate limit of ${formatRate(rate)} reached; retry in ${d.resetS} s`, { headers: { ...headers, 'retry-after': String(d.resetS) } });
+    return headers;
+  }
+
+  /** Takes a concurrency slot for the call (503 overloaded past MAX_INFLIGHT_<PRODUCT>); returns its release. */
+  admit(product: Product): () => void {
+    const n = this.#inflight.get(product) ?? 0;
+    const max = this.options.maxInflight(product);
+    if (n >= max) {
+      throw new AppError('overloaded', `${product} is running ${n} calls, its limit on this machine`, { headers: { 'retry-after': String(OVERLOADED_RETRY_S) } });
+    }
+    this.#inflight.set(product, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#inflight.set(product, (this.#inflight.get(product) ?? 1) - 1);
+    };
+  }
+
+  /**
+   * Charges an admitted call before its handler. Null for gateway keys. A store that cannot be
+   * written (disk full, map full) is 503 product_unavailable: credits could not be reached.
+   */
+  charge(a: Admission, requestId: string): Charge | null {
+    if (a.account === null) return null;
+    try {
+      return this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId });
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
+    }
+  }
+
+  refund(c: Charge, reason: string): Charge {
+    return this.billing.refund(c, reason);
+  }
+
+  /** The wallet total an account has now (for X-Credits-Remaining on uncharged replies). */
+  remaining(account: string): number | null {
+    if (account === OPERATOR) return null;
+    return this.billing.balance(account);
+  }
+}

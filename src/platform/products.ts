@@ -1,0 +1,91 @@
+/**
+ * What the platform sells (data-platform spec section 8): the products, what a call to each
+ * costs, and the plans that set rate limits and, for the marketplace product, the monthly
+ * request quota. A pure table: billing, config and the HTTP layer read it.
+ */
+
+/** A rate limit: `quota` requests per `windowS` seconds (a sliding window). */
+export interface Rate {
+  quota: number;
+  windowS: number;
+}
+
+export type Family = 'indexed' | 'live_search' | 'live_page' | 'contacts' | 'marketplace';
+
+/** Credits per call by family (section 8.1); the marketplace is metered by its plan instead. */
+export const FAMILY_CREDITS: Record<Family, number> = { indexed: 1, live_search: 5, live_page: 8, contacts: 10, marketplace: 0 };
+
+export const PRODUCTS = {
+  match: 'indexed',
+  sources: 'indexed',
+  news: 'indexed',
+  jobs: 'indexed',
+  taxonomies: 'indexed',
+  market: 'indexed',
+  web_search: 'live_search',
+  web_news_search: 'live_search',
+  publisher: 'live_page',
+  launches: 'live_page',
+  company_reviews: 'live_page',
+  job_boards: 'live_page',
+  contacts: 'contacts',
+  marketplace: 'marketplace',
+} as const satisfies Record<string, Family>;
+
+export type Product = keyof typeof PRODUCTS;
+export const PRODUCT_NAMES = Object.keys(PRODUCTS) as Product[];
+export const isProduct = (s: string): s is Product => Object.hasOwn(PRODUCTS, s);
+export const familyOf = (p: Product): Family => PRODUCTS[p];
+export const creditsOf = (p: Product): number => FAMILY_CREDITS[PRODUCTS[p]];
+
+/**
+ * Plans of the credit-metered products: the wallet pays, the plan sets the rate limit. Every
+ * credit product of an account on one plan shares its window (section 8.1: a new account has
+ * "a cap of 10 requests per minute").
+ */
+export const CREDIT_PLANS = {
+  free: { rate: { quota: 10, windowS: 60 } },
+  pro: { rate: { quota: 5, windowS: 1 } },
+  ultra: { rate: { quota: 10, windowS: 1 } },
+  mega: { rate: { quota: 20, windowS: 1 } },
+} as const satisfies Record<string, { rate: Rate }>;
+
+/**
+ * The marketplace plans of section 8.2. Money is in micro-dollars (integers: no rounding drift
+ * over a month of overage). `included` requests a period, then `overageMicros` each up to
+ * `stop`; a plan with no overage price stops hard at `included`.
+ */
+export const MARKETPLACE_PLANS = {
+  free: { priceMicros: 0, included: 200, overageMicros: null, rate: { quota: 10, windowS: 60 }, stop: 200 },
+  pro: { priceMicros: 49_990_000, included: 3_700, overageMicros: 13_400, rate: { quota: 5, windowS: 1 }, stop: 18_500 },
+  ultra: { priceMicros: 149_000_000, included: 14_800, overageMicros: 10_100, rate: { quota: 10, windowS: 1 }, stop: 44_400 },
+  mega: { priceMicros: 399_000_000, included: 49_600, overageMicros: 8_100, rate: { quota: 20, windowS: 1 }, stop: 124_000 },
+  payg: { priceMicros: 0, included: 0, overageMicros: 20_100, rate: { quota: 5, windowS: 1 }, stop: 18_500 },
+} as const satisfies Record<string, { priceMicros: number; included: number; overageMicros: number | null; rate: Rate; stop: number }>;
+
+export type CreditPlan = keyof typeof CREDIT_PLANS;
+export type MarketplacePlan = keyof typeof MARKETPLACE_PLANS;
+export type Plan = CreditPlan | MarketplacePlan;
+
+/** The plans a product can be subscribed to. */
+export const plansFor = (p: Product): readonly Plan[] =>
+  familyOf(p) === 'marketplace' ? (Object.keys(MARKETPLACE_PLANS) as MarketplacePlan[]) : (Object.keys(CREDIT_PLANS) as CreditPlan[]);
+
+/** The rate limit a plan of this product sets. */
+export function rateOf(p: Product, plan: Plan): Rate {
+  if (familyOf(p) === 'marketplace') return MARKETPLACE_PLANS[plan as MarketplacePlan].rate;
+  return CREDIT_PLANS[plan as CreditPlan].rate;
+}
+
+/** "10/min", "5/s". */
+export const formatRate = (r: Rate): string => `${r.quota}/${r.windowS === 1 ? 's' : r.windowS === 60 ? 'min' : `${r.windowS}s`}`;
+
+/** Parses "5/s", "10/min", "100/h" (a gateway key's `--rate`). */
+export function parseRate(s: string): Rate | null {
+  const m = /^(\d+)\s*\/\s*(s|sec|second|m|min|minute|h|hour)$/i.exec(s.trim());
+  if (!m) return null;
+  const quota = Number(m[1]);
+  if (quota < 1 || quota > 1_000_000) return null;
+  const unit = m[2].toLowerCase()[0];
+  return { quota, windowS: unit === 's' ? 1 : unit === 'm' ? 60 : 3600 };
+}
