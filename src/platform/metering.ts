@@ -58,9 +58,11 @@ export class Metering {
     if (account === OPERATOR) return { product, account, keyId: key.id, headers: {} };
     const sub = this.billing.subscription(account, product);
     if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
-    // Credit products on one plan share their window; the marketplace plan has its own.
+    // Credit products on one plan share a window (the free plan's 10/min is the account's, as
+    // section 8.1 puts it); the marketplace plan has its own.
     const pool = familyOf(product) === 'marketplace' ? 'marketplace' : 'credits';
-    const headers = this.#limit(`a:${account}:${pool}`, `${pool}-${sub.plan}`, rateOf(product, sub.plan), 'quota_exceeded');
+    const policy = `${pool}-${sub.plan}`;
+    const headers = this.#limit(`a:${account}:${policy}`, policy, rateOf(product, sub.plan), 'quota_exceeded');
     return { product, account, keyId: key.id, headers };
   }
 
