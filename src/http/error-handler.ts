@@ -45,8 +45,13 @@ export function toAppError(err: unknown): AppError {
   return new AppError('internal', undefined, { cause: err });
 }
 
+/** Retry-After of a 503 that names none: the condition (no model, a product switched off) is not fixed by retrying at once. */
+const DEFAULT_RETRY_AFTER_503 = '60';
+
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const e = toAppError(err);
-  if (e.status >= 500) req.log.error({ err }, 'request failed');
-  reply.code(e.status).headers(e.headers).send(e.toBody());
+  if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'request failed');
+  reply.code(e.status).headers(e.headers);
+  if (e.status === 503 && e.headers['retry-after'] === undefined) reply.header('retry-after', DEFAULT_RETRY_AFTER_503);
+  reply.send(e.toBody());
 }
