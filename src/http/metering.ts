@@ -30,6 +30,8 @@ interface Metered {
   release?: () => void;
   idempotency?: { key: string; fingerprint: string; end: () => void };
   replayed?: boolean;
+  /** Admitted and charged: the handler runs. Only such calls are kept for their Idempotency-Key. */
+  ran?: boolean;
 }
 
 /** Statuses a charged call is refunded for: refused input (never billed) and our failures. */
@@ -81,7 +83,8 @@ export function meteringHooks(app: FastifyInstance, service: Service): void {
       }
     }
     m.release = metering.admit(m.admission.product);
-    m.charge = metering.charge(m.admission, req.id);
+    m.charge = await metering.charge(m.admission, req.id);
+    m.ran = true;
     if (m.charge) creditHeaders(reply, m.charge.credits, m.charge.remaining);
   });
 
@@ -89,14 +92,16 @@ export function meteringHooks(app: FastifyInstance, service: Service): void {
     const m = req.metered;
     if (!m || m.replayed) return payload;
     if (m.charge && refunded(reply.statusCode)) {
-      m.charge = metering.refund(m.charge, `HTTP ${reply.statusCode}`);
+      m.charge = await metering.refund(m.charge, `HTTP ${reply.statusCode}`);
       creditHeaders(reply, 0, m.charge.remaining);
     } else if (!m.charge && m.admission.account) {
       // Refused before the charge (validation, quota): nothing was billed.
       creditHeaders(reply, 0, metering.remaining(m.admission.account));
     }
     const idem = m.idempotency;
-    if (idem && !refunded(reply.statusCode) && typeof payload === 'string') {
+    // A call refused before it ran (an empty wallet, a plan past its stop) is not kept: its
+    // retry, after credits are bought, must run.
+    if (idem && m.ran && !refunded(reply.statusCode) && typeof payload === 'string') {
       const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
       await idempotency.put(m.admission.keyId, idem.key, { fingerprint: idem.fingerprint, status: reply.statusCode, contentType, body: payload });
     }

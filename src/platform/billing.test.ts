@@ -27,9 +27,9 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const code = (f: () => unknown): string => {
+const code = async (f: () => unknown): Promise<string> => {
   try {
-    f();
+    await f();
   } catch (e) {
     return e instanceof AppError ? `${e.status} ${e.code}` : String(e);
   }
@@ -43,7 +43,7 @@ const expectLedgerSums = (id: string) => {
 };
 
 describe('accounts', () => {
-  it('a new account: 250 free credits, every product on its free plan, the ledger saying so', () => {
+  it('a new account: 250 free credits, every product on its free plan, the ledger saying so', async () => {
     const a = billing.createAccount('Acme');
     const s = billing.summary(a.id);
     expect(s.credits).toMatchObject({ total: FREE_CREDITS, free: FREE_CREDITS, subscription: 0, purchased: 0 });
@@ -54,45 +54,46 @@ describe('accounts', () => {
     expectLedgerSums(a.id);
   });
 
-  it('charges each family its price: indexed 1, live search 5, listing 8, contacts 10', () => {
+  it('charges each family its price: indexed 1, live search 5, listing 8, contacts 10', async () => {
     const a = billing.createAccount();
-    const charged = (['news', 'web_search', 'launches', 'contacts'] as const).map((p) => billing.charge(a.id, p, ctx));
+    const charged = [];
+    for (const p of ['news', 'web_search', 'launches', 'contacts'] as const) charged.push(await billing.charge(a.id, p, ctx));
     expect(charged.map((c) => c.credits)).toEqual([1, 5, 8, 10]);
     expect(charged.map((c) => c.remaining)).toEqual([249, 244, 236, 226]);
     expectLedgerSums(a.id);
   });
 
-  it('refuses an account without the product (403 not_subscribed), then one that cannot pay (429, not charged)', () => {
+  it('refuses an account without the product (403 not_subscribed), then one that cannot pay (429, not charged)', async () => {
     const a = billing.createAccount();
     billing.subscribe(a.id, 'contacts', 'none');
-    expect(code(() => billing.charge(a.id, 'contacts', ctx))).toBe('403 not_subscribed');
-    for (let i = 0; i < 31; i++) billing.charge(a.id, 'launches', ctx); // 248 credits
+    expect(await code(() => billing.charge(a.id, 'contacts', ctx))).toBe('403 not_subscribed');
+    for (let i = 0; i < 31; i++) await billing.charge(a.id, 'launches', ctx); // 248 credits
     expect(billing.balance(a.id)).toBe(2);
-    expect(code(() => billing.charge(a.id, 'web_search', ctx))).toBe('429 quota_exceeded');
+    expect(await code(() => billing.charge(a.id, 'web_search', ctx))).toBe('429 quota_exceeded');
     expect(billing.balance(a.id)).toBe(2);
-    expect(billing.charge(a.id, 'news', ctx).remaining).toBe(1);
+    expect((await billing.charge(a.id, 'news', ctx)).remaining).toBe(1);
     expectLedgerSums(a.id);
   });
 
-  it('the operator pays nothing and has no cap, but every call is in its ledger', () => {
+  it('the operator pays nothing and has no cap, but every call is in its ledger', async () => {
     const before = billing.entries(OPERATOR).length;
-    for (let i = 0; i < 5; i++) expect(billing.charge(OPERATOR, 'contacts', ctx)).toMatchObject({ credits: 0, remaining: null });
+    for (let i = 0; i < 5; i++) expect(await billing.charge(OPERATOR, 'contacts', ctx)).toMatchObject({ credits: 0, remaining: null });
     const entries = billing.entries(OPERATOR).slice(before);
     expect(entries.map((e) => [e.kind, e.credits, e.product])).toEqual(Array.from({ length: 5 }, () => ['debit', 0, 'contacts']));
   });
 });
 
 describe('credit kinds', () => {
-  it('spends subscription credits first, then free, then purchased; subscription credits expire with the period', () => {
+  it('spends subscription credits first, then free, then purchased; subscription credits expire with the period', async () => {
     const a = billing.createAccount();
     billing.buy(a.id, 20);
     billing.grant(a.id, 3);
     const period = periodOf(a.createdAt, now);
     expect(billing.summary(a.id).credits).toMatchObject({ total: 273, subscription: 3, free: 250, purchased: 20, expiring: [{ credits: 3 }] });
-    billing.charge(a.id, 'web_search', ctx); // 5: 3 subscription + 2 free
+    await billing.charge(a.id, 'web_search', ctx); // 5: 3 subscription + 2 free
     expect(billing.summary(a.id).credits).toMatchObject({ subscription: 0, free: 248, purchased: 20 });
-    for (let i = 0; i < 31; i++) billing.charge(a.id, 'launches', ctx); // 248 free
-    billing.charge(a.id, 'news', ctx); // now purchased
+    for (let i = 0; i < 31; i++) await billing.charge(a.id, 'launches', ctx); // 248 free
+    await billing.charge(a.id, 'news', ctx); // now purchased
     expect(billing.summary(a.id).credits).toMatchObject({ subscription: 0, free: 0, purchased: 19 });
 
     // A grant unused at the period's end is gone, written to the ledger as `expire`.
@@ -100,20 +101,20 @@ describe('credit kinds', () => {
     const saved = now;
     now = period.end;
     expect(billing.summary(a.id).credits).toMatchObject({ total: 19, subscription: 0 });
-    billing.charge(a.id, 'news', ctx);
+    await billing.charge(a.id, 'news', ctx);
     expect(billing.entries(a.id).filter((e) => e.kind === 'expire').map((e) => e.credits)).toEqual([-7]);
     expectLedgerSums(a.id);
     now = saved;
   });
 
-  it('a refund returns the credits to the lots they came from, once', () => {
+  it('a refund returns the credits to the lots they came from, once', async () => {
     const a = billing.createAccount();
     billing.buy(a.id, 4);
-    for (let i = 0; i < 50; i++) billing.charge(a.id, 'web_search', ctx); // the 250 free credits
-    const c = billing.charge(a.id, 'news', ctx); // from purchased
+    for (let i = 0; i < 50; i++) await billing.charge(a.id, 'web_search', ctx); // the 250 free credits
+    const c = await billing.charge(a.id, 'news', ctx); // from purchased
     expect(billing.summary(a.id).credits.purchased).toBe(3);
-    expect(billing.refund(c, 'HTTP 503')).toMatchObject({ credits: 0, remaining: 4 });
-    expect(billing.refund(c, 'again')).toMatchObject({ credits: 0, remaining: 4 });
+    expect(await billing.refund(c, 'HTTP 503')).toMatchObject({ credits: 0, remaining: 4 });
+    expect(await billing.refund(c, 'again')).toMatchObject({ credits: 0, remaining: 4 });
     expect(billing.summary(a.id).credits.purchased).toBe(4);
     const entries = billing.entries(a.id);
     const refund = entries.filter((e) => e.kind === 'refund');
@@ -122,34 +123,42 @@ describe('credit kinds', () => {
     expectLedgerSums(a.id);
   });
 
-  it('refuses a grant or purchase that is not a positive whole number', () => {
+  it('refuses a grant or purchase that is not a positive whole number', async () => {
     const a = billing.createAccount();
-    for (const n of [0, -5, 1.5, Number.NaN]) expect(code(() => billing.buy(a.id, n))).toBe('422 invalid_request');
-    expect(code(() => billing.grant('acct_nope', 5))).toBe('404 not_found');
+    for (const n of [0, -5, 1.5, Number.NaN]) expect(await code(() => billing.buy(a.id, n))).toBe('422 invalid_request');
+    expect(await code(() => billing.grant('acct_nope', 5))).toBe('404 not_found');
   });
 });
+
+/** Sets this period's marketplace requests so far, as a month of calls would have. */
+const setUsed = (id: string, used: number) =>
+  store.root.transactionSync(() => {
+    const s = billing.states.get(id)!;
+    billing.states.putSync(id, { ...s, usage: { ...s.usage, marketplace: { periodStart: s.usage.marketplace!.periodStart, used } } });
+  });
+const marketplaceUsed = (id: string) => billing.summary(id).subscriptions.find((s) => s.product === 'marketplace')!.used;
 
 describe('marketplace plans (section 8.2): included, overage, stop', () => {
   const plans = Object.entries(MARKETPLACE_PLANS) as [MarketplacePlan, (typeof MARKETPLACE_PLANS)[MarketplacePlan]][];
 
-  it.each(plans)('%s: %o', (name, plan) => {
+  it.each(plans)('%s: %o', async (name, plan) => {
     const a = billing.createAccount();
     billing.subscribe(a.id, 'marketplace', name);
     // Start just below the included requests: the boundary is what matters, and a month of
     // requests one by one would take minutes.
     const at = Math.max(0, plan.included - 2);
-    store.root.transactionSync(() => billing.subs.putSync([a.id, 'marketplace'], { ...billing.subscription(a.id, 'marketplace')!, used: at }));
+    setUsed(a.id, at);
     const overage: number[] = [];
     let used = at;
     while (used < plan.stop) {
-      const c = billing.charge(a.id, 'marketplace', ctx);
+      const c = await billing.charge(a.id, 'marketplace', ctx);
       expect(c.credits).toBe(0);
       used++;
       overage.push(billing.entries(a.id).at(-1)!.overageMicros ?? 0);
       if (used === plan.included + 3 && plan.stop - used > 10) {
         // Skip to just below the stop.
         used = plan.stop - 2;
-        store.root.transactionSync(() => billing.subs.putSync([a.id, 'marketplace'], { ...billing.subscription(a.id, 'marketplace')!, used }));
+        setUsed(a.id, used);
       }
     }
     // Requests up to `included` cost nothing extra; each one past it costs the overage price.
@@ -158,12 +167,7 @@ describe('marketplace plans (section 8.2): included, overage, stop', () => {
     if (plan.overageMicros === null) expect(plan.stop).toBe(plan.included);
     else expect(overage.slice(inIncluded).every((m) => m === plan.overageMicros)).toBe(true);
     // At the stop: 429 until the period renews, with Retry-After the seconds to renewal.
-    let err: unknown;
-    try {
-      billing.charge(a.id, 'marketplace', ctx);
-    } catch (e) {
-      err = e;
-    }
+    const err = await billing.charge(a.id, 'marketplace', ctx).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('quota_exceeded');
     const { end } = periodOf(billing.subscription(a.id, 'marketplace')!.since, now);
@@ -174,12 +178,12 @@ describe('marketplace plans (section 8.2): included, overage, stop', () => {
     // The next period starts from zero.
     const saved = now;
     now = end;
-    expect(billing.charge(a.id, 'marketplace', ctx).credits).toBe(0);
+    expect((await billing.charge(a.id, 'marketplace', ctx)).credits).toBe(0);
     expect(billing.summary(a.id).subscriptions.find((s) => s.product === 'marketplace')!.used).toBe(1);
     now = saved;
   });
 
-  it('has the numbers of the table', () => {
+  it('has the numbers of the table', async () => {
     expect(Object.fromEntries(plans.map(([n, p]) => [n, [p.priceMicros / 1e6, p.included, p.overageMicros === null ? null : p.overageMicros / 1e6, `${p.rate.quota}/${p.rate.windowS}s`, p.stop]]))).toEqual({
       free: [0, 200, null, '10/60s', 200],
       pro: [49.99, 3700, 0.0134, '5/1s', 18500],
@@ -189,17 +193,17 @@ describe('marketplace plans (section 8.2): included, overage, stop', () => {
     });
   });
 
-  it('a refunded marketplace call gives its request back', () => {
+  it('a refunded marketplace call gives its request back', async () => {
     const a = billing.createAccount();
-    const c = billing.charge(a.id, 'marketplace', ctx);
-    expect(billing.subscription(a.id, 'marketplace')!.used).toBe(1);
-    billing.refund(c, 'HTTP 502');
-    expect(billing.subscription(a.id, 'marketplace')!.used).toBe(0);
+    const c = await billing.charge(a.id, 'marketplace', ctx);
+    expect(marketplaceUsed(a.id)).toBe(1);
+    await billing.refund(c, 'HTTP 502');
+    expect(marketplaceUsed(a.id)).toBe(0);
   });
 });
 
 describe('periods', () => {
-  it('are months from the anchor, clamped to short months', () => {
+  it('are months from the anchor, clamped to short months', async () => {
     const jan31 = Date.UTC(2026, 0, 31, 9);
     expect(periodOf(jan31, Date.UTC(2026, 1, 10))).toEqual({ start: jan31, end: Date.UTC(2026, 1, 28, 9) });
     expect(periodOf(jan31, Date.UTC(2026, 1, 28, 9))).toEqual({ start: Date.UTC(2026, 1, 28, 9), end: Date.UTC(2026, 2, 31, 9) });

@@ -5,10 +5,10 @@
  * (a commit reaches the OS page cache before `charge` returns: `kill -9` cannot undo it).
  *
  * Databases:
- *   accounts  id → AccountRecord               (the built-in `operator` account is implicit)
- *   wallets   account id → { lots: Lot[] }      credits, by kind and expiry
- *   subs      [account id, product] → Subscription
- *   ledger    [account id, seq] → LedgerEntry    seq counts per account, from 1
+ *   accounts       id → AccountRecord                (the built-in `operator` account is implicit)
+ *   accountStates  id → AccountState                 credit lots, ledger seq, usage this period
+ *   subs           [account id, product] → Subscription (plan, since)
+ *   ledger         [account id, seq] → LedgerEntry    seq counts per account, from 1
  *
  * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
  * grant, then purchased credits, which never expire.
@@ -39,8 +39,6 @@ export interface AccountRecord {
   name: string | null;
   /** Unix ms. Credit periods (what `credits grant` lasts) are months from here. */
   createdAt: number;
-  /** Ledger entries so far. */
-  seq: number;
 }
 
 export type LotKind = 'subscription' | 'free' | 'purchased';
@@ -53,15 +51,23 @@ export interface Lot {
   expiresAt: number | null;
 }
 
+/**
+ * Everything a charge reads and writes, in one record: a charge is one read and two writes
+ * (this and its ledger entry).
+ */
+export interface AccountState {
+  lots: Lot[];
+  /** Ledger entries so far. */
+  seq: number;
+  /** Billed calls per product in its current period. */
+  usage: Partial<Record<Product, { periodStart: number; used: number }>>;
+}
+
 export interface Subscription {
   product: Product;
   plan: Plan;
   /** Unix ms the plan started: its periods are months from here. */
   since: number;
-  /** The period `used` counts in (unix ms of its start). */
-  periodStart: number;
-  /** Billed requests this period. */
-  used: number;
 }
 
 export type LedgerKind = 'grant' | 'buy' | 'debit' | 'refund' | 'expire' | 'subscribe';
@@ -120,10 +126,13 @@ export function periodOf(anchor: number, now: number): PeriodView {
 }
 
 const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
+const total = (lots: Lot[]): number => lots.reduce((a, l) => a + l.credits, 0);
+const live = (l: Lot, now: number) => l.expiresAt === null || l.expiresAt > now;
+const emptyState = (): AccountState => ({ lots: [], seq: 0, usage: {} });
 
 export class Billing {
   readonly accounts: Database<AccountRecord, string>;
-  readonly wallets: Database<{ lots: Lot[] }, string>;
+  readonly states: Database<AccountState, string>;
   readonly subs: Database<Subscription, [string, string]>;
   readonly ledger: Database<LedgerEntry, [string, number]>;
 
@@ -132,7 +141,7 @@ export class Billing {
     readonly clock: () => number = Date.now,
   ) {
     this.accounts = store.root.openDB({ name: 'accounts' });
-    this.wallets = store.root.openDB({ name: 'wallets' });
+    this.states = store.root.openDB({ name: 'accountStates' });
     this.subs = store.root.openDB({ name: 'subs' });
     this.ledger = store.root.openDB({ name: 'ledger' });
   }
@@ -143,13 +152,13 @@ export class Billing {
    */
   createAccount(name: string | null = null): AccountRecord {
     const now = this.clock();
-    const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now, seq: 0 };
+    const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now };
     this.store.root.transactionSync(() => {
       this.accounts.putSync(account.id, account);
-      this.wallets.putSync(account.id, { lots: [] });
-      for (const product of PRODUCT_NAMES) this.#subscribe(account, product, 'free', now);
-      this.#addLot(account, 'free', FREE_CREDITS, null, now, 'grant', 'new account');
-      this.accounts.putSync(account.id, account);
+      const state = emptyState();
+      for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now);
+      this.#addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', 'new account');
+      this.states.putSync(account.id, state);
     });
     return account;
   }
@@ -165,6 +174,11 @@ export class Billing {
     return a;
   }
 
+  #state(id: string): AccountState {
+    const s = this.states.get(id);
+    return s ? { lots: s.lots.map((l) => ({ ...l })), seq: s.seq, usage: { ...s.usage } } : emptyState();
+  }
+
   subscription(account: string, product: Product): Subscription | undefined {
     return this.subs.get([account, product]);
   }
@@ -177,123 +191,120 @@ export class Billing {
     const now = this.clock();
     return this.store.root.transactionSync(() => {
       const account = this.#mustAccount(accountId);
+      const state = this.#state(account.id);
+      let sub: Subscription | null = null;
       if (plan === 'none') {
         this.subs.removeSync([account.id, product]);
-        this.#entry(account, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, this.#total(account.id));
-        this.accounts.putSync(account.id, account);
-        return null;
-      }
-      const sub = this.#subscribe(account, product, plan, now);
-      this.accounts.putSync(account.id, account);
+        this.#entry(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, total(state.lots));
+      } else sub = this.#subscribe(account.id, state, product, plan, now);
+      this.states.putSync(account.id, state);
       return sub;
     });
   }
 
-  #subscribe(account: AccountRecord, product: Product, plan: Plan, now: number): Subscription {
-    const sub: Subscription = { product, plan, since: now, periodStart: now, used: 0 };
-    this.subs.putSync([account.id, product], sub);
-    this.#entry(account, { kind: 'subscribe', credits: 0, product, plan }, now, this.#total(account.id));
+  #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number): Subscription {
+    const sub: Subscription = { product, plan, since: now };
+    this.subs.putSync([account, product], sub);
+    // A new plan starts a new period with nothing used (no usage entry: the record stays small).
+    delete state.usage[product];
+    this.#entry(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, total(state.lots));
     return sub;
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    const now = this.clock();
-    return this.store.root.transactionSync(() => {
-      const account = this.#mustAccount(accountId);
-      const entry = this.#addLot(account, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant');
-      this.accounts.putSync(account.id, account);
-      return entry;
-    });
+    return this.#sync(accountId, (account, state, now) => this.#addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant'));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
+    return this.#sync(accountId, (account, state, now) => this.#addLot(account.id, state, 'purchased', credits, null, now, 'buy'));
+  }
+
+  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number) => T): T {
     const now = this.clock();
     return this.store.root.transactionSync(() => {
       const account = this.#mustAccount(accountId);
-      const entry = this.#addLot(account, 'purchased', credits, null, now, 'buy');
-      this.accounts.putSync(account.id, account);
-      return entry;
+      const state = this.#state(account.id);
+      const out = f(account, state, now);
+      this.states.putSync(account.id, state);
+      return out;
     });
   }
 
-  #addLot(account: AccountRecord, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', note?: string): LedgerEntry {
+  #addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', note?: string): LedgerEntry {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
-    const wallet = this.#liveWallet(account, now);
-    const id = wallet.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
-    wallet.lots.push({ id, kind, credits, granted: credits, expiresAt });
-    this.wallets.putSync(account.id, wallet);
-    return this.#entry(account, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(wallet.lots));
+    this.#expire(account, state, now);
+    const id = state.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
+    state.lots.push({ id, kind, credits, granted: credits, expiresAt });
+    return this.#entry(account, state, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(state.lots));
   }
 
-  /** The wallet with its expired lots dropped, each written to the ledger as an `expire` entry. */
-  #liveWallet(account: AccountRecord, now: number): { lots: Lot[] } {
-    const lots = (this.wallets.get(account.id)?.lots ?? []).map((l) => ({ ...l }));
-    const expired = lots.filter((l) => l.expiresAt !== null && l.expiresAt <= now);
-    if (expired.length === 0) return { lots };
-    let balance = total(lots);
-    for (const l of expired) {
-      if (l.credits === 0) continue;
+  /** Drops expired lots from `state`, each written to the ledger as an `expire` entry. */
+  #expire(account: string, state: AccountState, now: number): void {
+    if (state.lots.every((l) => live(l, now))) return;
+    let balance = total(state.lots);
+    for (const l of state.lots) {
+      if (live(l, now) || l.credits === 0) continue;
       balance -= l.credits;
-      this.#entry(account, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, balance);
+      this.#entry(account, state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, balance);
     }
-    const wallet = { lots: lots.filter((l) => !expired.includes(l)) };
-    this.wallets.putSync(account.id, wallet);
-    return wallet;
+    state.lots = state.lots.filter((l) => live(l, now));
   }
 
-  /** Appends a ledger entry with the wallet total after it (the caller writes `account` back: its seq moved). */
-  #entry(account: AccountRecord, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, balance: number): LedgerEntry {
-    account.seq += 1;
-    const entry: LedgerEntry = { seq: account.seq, at: now, balance, ...e };
-    this.ledger.putSync([account.id, account.seq], entry);
+  /** Appends a ledger entry with the wallet total after it (the caller writes `state` back: its seq moved). */
+  #entry(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, balance: number): LedgerEntry {
+    state.seq += 1;
+    const entry: LedgerEntry = { seq: state.seq, at: now, balance, ...e };
+    this.ledger.putSync([account, state.seq], entry);
     return entry;
   }
 
   /**
    * Debits one call of `product` before its handler runs: its price in credits, or one request
-   * of the marketplace plan. Throws 429 `quota_exceeded` (with Retry-After where waiting for the
-   * next period helps) when the wallet cannot pay or the plan is past its stop. The operator
-   * account has no wallet and no plans: its calls are recorded at price 0.
+   * of the marketplace plan. Rejects with 429 `quota_exceeded` (with Retry-After where waiting
+   * for the next period helps) when the wallet cannot pay or the plan is past its stop. The
+   * operator account has no wallet and no plans: its calls are recorded at price 0. `sub` is
+   * the subscription the caller has just authorised against (read again when absent).
    */
-  charge(accountId: string, product: Product, ctx: { requestId: string; keyId: string }): Charge {
+  charge(accountId: string, product: Product, ctx: { requestId: string; keyId: string }, sub?: Subscription): Promise<Charge> {
     const now = this.clock();
-    if (accountId === OPERATOR) {
-      return this.store.root.transactionSync(() => {
-        const operator = this.accounts.get(OPERATOR) ?? { id: OPERATOR, name: 'operator', createdAt: now, seq: 0 };
-        const entry = this.#entry(operator, { kind: 'debit', credits: 0, product, note: `operator (list price ${creditsOf(product)})`, ...ctx }, now, 0);
-        this.accounts.putSync(OPERATOR, operator);
+    return this.#batched(() => {
+      const state = this.states.get(accountId);
+      if (accountId === OPERATOR) {
+        const s = state ?? emptyState();
+        const entry = this.#entry(OPERATOR, s, { kind: 'debit', credits: 0, product, note: `operator (list price ${creditsOf(product)})`, ...ctx }, now, 0);
+        this.states.putSync(OPERATOR, s);
         return { account: OPERATOR, seq: entry.seq, credits: 0, remaining: null };
-      });
-    }
-    return this.store.root.transactionSync(() => {
-      const account = this.#mustAccount(accountId);
-      const sub = this.subs.get([account.id, product]);
-      if (!sub) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const period = periodOf(sub.since, now);
-      if (sub.periodStart !== period.start) Object.assign(sub, { periodStart: period.start, used: 0 });
+      }
+      if (!state) throw new AppError('not_found', `no account ${accountId}`);
+      const plan = sub ?? this.subs.get([accountId, product]);
+      if (!plan) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
+      const period = periodOf(plan.since, now);
+      let usage = state.usage[product];
+      if (!usage || usage.periodStart !== period.start) usage = { periodStart: period.start, used: 0 };
       let entry: LedgerEntry;
       if (familyOf(product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[sub.plan as MarketplacePlan];
-        if (sub.used >= plan.stop) {
-          throw new AppError('quota_exceeded', `the ${sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
+        const p = MARKETPLACE_PLANS[plan.plan as MarketplacePlan];
+        if (usage.used >= p.stop) {
+          throw new AppError('quota_exceeded', `the ${plan.plan} plan of ${product} stops at ${p.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
             headers: retryAfter(period.end - now),
           });
         }
-        sub.used += 1;
-        const overageMicros = sub.used > plan.included ? (plan.overageMicros ?? 0) : 0;
-        entry = this.#entry(account, { kind: 'debit', credits: 0, product, plan: sub.plan, units: 1, overageMicros, ...ctx }, now, this.#total(account.id));
+        usage = { periodStart: usage.periodStart, used: usage.used + 1 };
+        const overageMicros = usage.used > p.included ? (p.overageMicros ?? 0) : 0;
+        entry = this.#entry(accountId, state, { kind: 'debit', credits: 0, product, plan: plan.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots));
       } else {
         const cost = creditsOf(product);
-        const wallet = this.#liveWallet(account, now);
-        const held = total(wallet.lots);
+        this.#expire(accountId, state, now);
+        const held = total(state.lots);
         if (held < cost) {
+          if (state.seq !== this.states.get(accountId)!.seq) this.states.putSync(accountId, state); // expiries written off
           throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
         }
         const taken: [number, number][] = [];
         let due = cost;
-        for (const lot of spendOrder(wallet.lots)) {
+        for (const lot of spendOrder(state.lots)) {
           const take = Math.min(due, lot.credits);
           if (take === 0) continue;
           lot.credits -= take;
@@ -301,60 +312,74 @@ export class Billing {
           taken.push([lot.id, take]);
           if (due === 0) break;
         }
-        this.wallets.putSync(account.id, wallet);
-        sub.used += 1;
-        entry = this.#entry(account, { kind: 'debit', credits: -cost, product, plan: sub.plan, lots: taken, ...ctx }, now, total(wallet.lots));
+        usage = { periodStart: usage.periodStart, used: usage.used + 1 };
+        entry = this.#entry(accountId, state, { kind: 'debit', credits: -cost, product, plan: plan.plan, lots: taken, ...ctx }, now, total(state.lots));
       }
-      this.subs.putSync([account.id, product], sub);
-      this.accounts.putSync(account.id, account);
-      return { account: account.id, seq: entry.seq, credits: 0 - entry.credits, remaining: entry.balance };
+      state.usage = { ...state.usage, [product]: usage };
+      this.states.putSync(accountId, state);
+      return { account: accountId, seq: entry.seq, credits: 0 - entry.credits, remaining: entry.balance };
     });
   }
 
   /** Reverses a charge (a 5xx, or a request refused after it was charged). Idempotent. */
-  refund(charge: Charge, reason: string): Charge {
+  async refund(charge: Charge, reason: string): Promise<Charge> {
     if (charge.seq === null) return { ...charge, credits: 0 };
     const now = this.clock();
-    return this.store.root.transactionSync(() => {
-      const account = charge.account === OPERATOR ? this.accounts.get(OPERATOR) : this.#mustAccount(charge.account);
-      if (!account) return { ...charge, credits: 0 };
-      const debit = this.ledger.get([account.id, charge.seq!]);
-      if (!debit || debit.kind !== 'debit' || debit.refundedBy !== undefined) return { ...charge, credits: 0, remaining: this.#total(account.id) };
-      const wallet = this.wallets.get(account.id) ?? { lots: [] };
+    return this.#batched(() => {
+      const id = charge.account;
+      const stored = this.states.get(id);
+      const debit = this.ledger.get([id, charge.seq!]);
+      const remaining = (s: AccountState | undefined) => (id === OPERATOR ? null : total((s?.lots ?? []).filter((l) => live(l, now))));
+      if (!stored || !debit || debit.kind !== 'debit' || debit.refundedBy !== undefined) return { ...charge, credits: 0, remaining: remaining(stored) };
+      const state = this.#state(id);
       const returned: [number, number][] = [];
       let lost = 0;
-      for (const [id, credits] of debit.lots ?? []) {
-        const lot = wallet.lots.find((l) => l.id === id);
-        // A lot that expired since goes on expired: its credits are not returned.
-        if (lot && (lot.expiresAt === null || lot.expiresAt > now)) {
+      for (const [lotId, credits] of debit.lots ?? []) {
+        const lot = state.lots.find((l) => l.id === lotId);
+        // A lot that expired since stays expired: its credits are not returned.
+        if (lot && live(lot, now)) {
           lot.credits += credits;
-          returned.push([id, credits]);
+          returned.push([lotId, credits]);
         } else lost += credits;
       }
-      this.wallets.putSync(account.id, wallet);
-      const sub = debit.product ? this.subs.get([account.id, debit.product]) : undefined;
-      if (sub && sub.periodStart <= debit.at && sub.used > 0) this.subs.putSync([account.id, debit.product!], { ...sub, used: sub.used - 1 });
-      const credits = -debit.credits - lost;
+      const usage = debit.product ? state.usage[debit.product] : undefined;
+      if (usage && usage.periodStart <= debit.at && usage.used > 0) state.usage[debit.product!] = { ...usage, used: usage.used - 1 };
       const entry = this.#entry(
-        account,
-        { kind: 'refund', credits, product: debit.product, lots: returned, refundOf: debit.seq, requestId: debit.requestId, note: reason, ...(debit.units ? { units: -1, overageMicros: -(debit.overageMicros ?? 0) } : {}) },
+        id,
+        state,
+        { kind: 'refund', credits: -debit.credits - lost, product: debit.product, lots: returned, refundOf: debit.seq, requestId: debit.requestId, note: reason, ...(debit.units ? { units: -1, overageMicros: -(debit.overageMicros ?? 0) } : {}) },
         now,
-        total(wallet.lots),
+        total(state.lots),
       );
-      this.ledger.putSync([account.id, debit.seq], { ...debit, refundedBy: entry.seq });
-      this.accounts.putSync(account.id, account);
-      return { account: account.id, seq: charge.seq, credits: 0, remaining: account.id === OPERATOR ? null : entry.balance };
+      this.ledger.putSync([id, debit.seq], { ...debit, refundedBy: entry.seq });
+      this.states.putSync(id, state);
+      return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state) };
     });
+  }
+
+  /**
+   * Runs `fn` in lmdb's batched asynchronous write transaction and resolves once it is
+   * committed: concurrent calls share one commit (group commit) instead of one synchronous
+   * commit each on the event loop. `fn` runs alone in the write transaction, so its reads and
+   * checks see every earlier call's writes. A refusal (an AppError) rejects the call.
+   */
+  async #batched<T>(fn: () => T): Promise<T> {
+    const r = await this.store.root.transaction(() => {
+      try {
+        return { value: fn() };
+      } catch (e) {
+        if (e instanceof AppError) return { error: e };
+        throw e;
+      }
+    });
+    if ('error' in r) throw r.error;
+    return r.value;
   }
 
   /** The credits an account can spend now (expired lots left out). */
   balance(account: string): number {
     const now = this.clock();
-    return total((this.wallets.get(account)?.lots ?? []).filter((l) => l.expiresAt === null || l.expiresAt > now));
-  }
-
-  #total(account: string): number {
-    return total(this.wallets.get(account)?.lots ?? []);
+    return total((this.states.get(account)?.lots ?? []).filter((l) => live(l, now)));
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
@@ -370,12 +395,14 @@ export class Billing {
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    const lots = (this.wallets.get(account.id)?.lots ?? []).filter((l) => l.expiresAt === null || l.expiresAt > now);
-    const sum = (kind: LotKind) => lots.filter((l) => l.kind === kind).reduce((a, l) => a + l.credits, 0);
+    const state = this.#state(account.id);
+    const lots = state.lots.filter((l) => live(l, now));
+    const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
     const subscriptions: SubscriptionView[] = [];
     for (const { value: sub } of this.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] })) {
       const period = periodOf(sub.since, now);
-      const used = sub.periodStart === period.start ? sub.used : 0;
+      const u = state.usage[sub.product];
+      const used = u && u.periodStart === period.start ? u.used : 0;
       const view: SubscriptionView = {
         product: sub.product,
         plan: sub.plan,
@@ -397,7 +424,7 @@ export class Billing {
       name: account.name,
       created_at: iso(account.createdAt),
       credits: {
-        total: lots.reduce((a, l) => a + l.credits, 0),
+        total: total(lots),
         subscription: sum('subscription'),
         free: sum('free'),
         purchased: sum('purchased'),
@@ -430,7 +457,6 @@ export interface AccountSummary {
   subscriptions: SubscriptionView[];
 }
 
-const total = (lots: Lot[]): number => lots.reduce((a, l) => a + l.credits, 0);
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const KIND_ORDER: Record<LotKind, number> = { subscription: 0, free: 1, purchased: 2 };

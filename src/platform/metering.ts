@@ -10,7 +10,7 @@
  */
 import { AppError } from '../errors.js';
 import type { KeyRecord } from '../store/index.js';
-import { OPERATOR, type Billing, type Charge } from './billing.js';
+import { OPERATOR, type Billing, type Charge, type Subscription } from './billing.js';
 import { familyOf, formatRate, rateOf, type Product, type Rate } from './products.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
 
@@ -27,6 +27,8 @@ export interface Admission {
   /** The account charged, or null for a gateway key. */
   account: string | null;
   keyId: string;
+  /** The subscription authorised against (the charge uses it rather than reading it again). */
+  sub?: Subscription;
   /** RateLimit-Policy / RateLimit fields, when a limit applies. */
   headers: Record<string, string>;
 }
@@ -63,7 +65,7 @@ export class Metering {
     const pool = familyOf(product) === 'marketplace' ? 'marketplace' : 'credits';
     const policy = `${pool}-${sub.plan}`;
     const headers = this.#limit(`a:${account}:${policy}`, policy, rateOf(product, sub.plan), 'quota_exceeded');
-    return { product, account, keyId: key.id, headers };
+    return { product, account, keyId: key.id, sub, headers };
   }
 
   #limit(party: string, policy: string, rate: Rate, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
@@ -93,17 +95,17 @@ export class Metering {
    * Charges an admitted call before its handler. Null for gateway keys. A store that cannot be
    * written (disk full, map full) is 503 product_unavailable: credits could not be reached.
    */
-  charge(a: Admission, requestId: string): Charge | null {
+  async charge(a: Admission, requestId: string): Promise<Charge | null> {
     if (a.account === null) return null;
     try {
-      return this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId });
+      return await this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId }, a.sub);
     } catch (e) {
       if (e instanceof AppError) throw e;
       throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
     }
   }
 
-  refund(c: Charge, reason: string): Charge {
+  refund(c: Charge, reason: string): Promise<Charge> {
     return this.billing.refund(c, reason);
   }
 
