@@ -133,8 +133,10 @@ describe('credit kinds', () => {
 /** Sets this period's marketplace requests so far, as a month of calls would have. */
 const setUsed = (id: string, used: number) =>
   store.root.transactionSync(() => {
-    const s = billing.states.get(id)!;
-    billing.states.putSync(id, { ...s, usage: { ...s.usage, marketplace: { periodStart: s.usage.marketplace!.periodStart, used } } });
+    // As another process would: a new version, which the billing's working copy then lacks.
+    const { value: s, version } = billing.states.getEntry(id)!;
+    const periodStart = s.usage.marketplace?.periodStart ?? billing.subscription(id, 'marketplace')!.since;
+    billing.states.putSync(id, { ...s, usage: { ...s.usage, marketplace: { periodStart, used } } }, (version ?? 0) + 1);
   });
 const marketplaceUsed = (id: string) => billing.summary(id).subscriptions.find((s) => s.product === 'marketplace')!.used;
 

@@ -130,18 +130,31 @@ const total = (lots: Lot[]): number => lots.reduce((a, l) => a + l.credits, 0);
 const live = (l: Lot, now: number) => l.expiresAt === null || l.expiresAt > now;
 const emptyState = (): AccountState => ({ lots: [], seq: 0, usage: {} });
 
+const cloneState = (s: AccountState): AccountState => ({ lots: s.lots.map((l) => ({ ...l })), seq: s.seq, usage: { ...s.usage } });
+
+/** Bumped by every change made outside the request path (CLI, admin): caches of plans and wallets are dropped. */
+const EPOCH_KEY = 'billingEpoch';
+
 export class Billing {
   readonly accounts: Database<AccountRecord, string>;
+  /** Versioned: the request path writes a state only if no other process changed it meanwhile. */
   readonly states: Database<AccountState, string>;
   readonly subs: Database<Subscription, [string, string]>;
   readonly ledger: Database<LedgerEntry, [string, number]>;
+  /**
+   * The request path's working copies: states by account (with their LMDB version) and plans.
+   * This process's own charges keep them current; anything else bumps the epoch.
+   */
+  readonly #states = new Map<string, { state: AccountState; version: number }>();
+  readonly #subs = new Map<string, Subscription | null>();
+  #epoch = -1;
 
   constructor(
     readonly store: Store,
     readonly clock: () => number = Date.now,
   ) {
     this.accounts = store.root.openDB({ name: 'accounts' });
-    this.states = store.root.openDB({ name: 'accountStates' });
+    this.states = store.root.openDB({ name: 'accountState', useVersions: true });
     this.subs = store.root.openDB({ name: 'subs' });
     this.ledger = store.root.openDB({ name: 'ledger' });
   }
@@ -156,9 +169,10 @@ export class Billing {
     this.store.root.transactionSync(() => {
       this.accounts.putSync(account.id, account);
       const state = emptyState();
-      for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now);
-      this.#addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', 'new account');
-      this.states.putSync(account.id, state);
+      const out: LedgerEntry[] = [];
+      for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
+      this.#addLot(state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
+      this.#writeSync(account.id, state, 0, out);
     });
     return account;
   }
@@ -174,13 +188,21 @@ export class Billing {
     return a;
   }
 
-  #state(id: string): AccountState {
-    const s = this.states.get(id);
-    return s ? { lots: s.lots.map((l) => ({ ...l })), seq: s.seq, usage: { ...s.usage } } : emptyState();
+  /** Drops the working copies when another process (or a CLI call here) changed plans or wallets. */
+  #checkEpoch(): void {
+    const epoch = (this.store.meta.get(EPOCH_KEY) as number | undefined) ?? 0;
+    if (epoch === this.#epoch) return;
+    this.#epoch = epoch;
+    this.#states.clear();
+    this.#subs.clear();
   }
 
   subscription(account: string, product: Product): Subscription | undefined {
-    return this.subs.get([account, product]);
+    this.#checkEpoch();
+    const key = `${account}\0${product}`;
+    let sub = this.#subs.get(key);
+    if (sub === undefined) this.#subs.set(key, (sub = this.subs.get([account, product]) ?? null));
+    return sub ?? undefined;
   }
 
   /** Puts an account on a plan of a product (a new period starts now), or `none` to unsubscribe. */
@@ -188,76 +210,129 @@ export class Billing {
     if (plan !== 'none' && !plansFor(product).includes(plan)) {
       throw new AppError('invalid_request', `${product} has no plan "${plan}"; plans: ${plansFor(product).join(', ')}, none`);
     }
-    const now = this.clock();
-    return this.store.root.transactionSync(() => {
-      const account = this.#mustAccount(accountId);
-      const state = this.#state(account.id);
-      let sub: Subscription | null = null;
-      if (plan === 'none') {
-        this.subs.removeSync([account.id, product]);
-        this.#entry(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, total(state.lots));
-      } else sub = this.#subscribe(account.id, state, product, plan, now);
-      this.states.putSync(account.id, state);
-      return sub;
+    return this.#sync(accountId, (account, state, now, out) => {
+      if (plan !== 'none') return this.#subscribe(account.id, state, product, plan, now, out);
+      this.subs.removeSync([account.id, product]);
+      this.#entry(state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, total(state.lots), out);
+      return null;
     });
   }
 
-  #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number): Subscription {
+  #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number, out: LedgerEntry[]): Subscription {
     const sub: Subscription = { product, plan, since: now };
     this.subs.putSync([account, product], sub);
     // A new plan starts a new period with nothing used (no usage entry: the record stays small).
     delete state.usage[product];
-    this.#entry(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, total(state.lots));
+    this.#entry(state, { kind: 'subscribe', credits: 0, product, plan }, now, total(state.lots), out);
     return sub;
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now) => this.#addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant'));
+    return this.#sync(accountId, (account, state, now, out) => this.#addLot(state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now) => this.#addLot(account.id, state, 'purchased', credits, null, now, 'buy'));
+    return this.#sync(accountId, (_account, state, now, out) => this.#addLot(state, 'purchased', credits, null, now, 'buy', out));
   }
 
-  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number) => T): T {
+  /** A change outside the request path: one synchronous transaction, and the epoch moves. */
+  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
     const now = this.clock();
     return this.store.root.transactionSync(() => {
       const account = this.#mustAccount(accountId);
-      const state = this.#state(account.id);
-      const out = f(account, state, now);
-      this.states.putSync(account.id, state);
-      return out;
+      const stored = this.states.getEntry(account.id);
+      const state = stored ? cloneState(stored.value) : emptyState();
+      const out: LedgerEntry[] = [];
+      const result = f(account, state, now, out);
+      this.#writeSync(account.id, state, stored?.version ?? 0, out);
+      return result;
     });
   }
 
-  #addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', note?: string): LedgerEntry {
-    if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
-    this.#expire(account, state, now);
-    const id = state.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
-    state.lots.push({ id, kind, credits, granted: credits, expiresAt });
-    return this.#entry(account, state, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(state.lots));
+  #writeSync(account: string, state: AccountState, version: number, entries: LedgerEntry[]): void {
+    this.states.putSync(account, state, version + 1);
+    for (const e of entries) this.ledger.putSync([account, e.seq], e);
+    this.store.meta.putSync(EPOCH_KEY, (((this.store.meta.get(EPOCH_KEY) as number | undefined) ?? 0) + 1) as number);
+    this.#states.delete(account);
+    this.#subs.clear();
   }
 
-  /** Drops expired lots from `state`, each written to the ledger as an `expire` entry. */
-  #expire(account: string, state: AccountState, now: number): void {
+  #addLot(state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
+    if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
+    this.#expire(state, now, out);
+    const id = state.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
+    state.lots.push({ id, kind, credits, granted: credits, expiresAt });
+    return this.#entry(state, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(state.lots), out);
+  }
+
+  /** Drops expired lots from `state`, each written off in an `expire` entry. */
+  #expire(state: AccountState, now: number, out: LedgerEntry[]): void {
     if (state.lots.every((l) => live(l, now))) return;
     let balance = total(state.lots);
     for (const l of state.lots) {
       if (live(l, now) || l.credits === 0) continue;
       balance -= l.credits;
-      this.#entry(account, state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, balance);
+      this.#entry(state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, balance, out);
     }
     state.lots = state.lots.filter((l) => live(l, now));
   }
 
-  /** Appends a ledger entry with the wallet total after it (the caller writes `state` back: its seq moved). */
-  #entry(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, balance: number): LedgerEntry {
+  /** A ledger entry with the wallet total after it, numbered by `state` and added to `out` (written by the caller). */
+  #entry(state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, balance: number, out: LedgerEntry[]): LedgerEntry {
     state.seq += 1;
     const entry: LedgerEntry = { seq: state.seq, at: now, balance, ...e };
-    this.ledger.putSync([account, state.seq], entry);
+    out.push(entry);
     return entry;
+  }
+
+  /** The working copy of an account's state (read from LMDB on first use); undefined: no such account. */
+  #working(id: string): { state: AccountState; version: number } | undefined {
+    this.#checkEpoch();
+    let w = this.#states.get(id);
+    if (!w) {
+      const stored = this.states.getEntry(id);
+      if (!stored) return undefined;
+      this.#states.set(id, (w = { state: stored.value, version: stored.version ?? 0 }));
+    }
+    return w;
+  }
+
+  /**
+   * Writes a request-path change: the new state and its ledger entries in lmdb's batched
+   * asynchronous commit (calls of one event turn share it; nothing flushes on the event loop),
+   * on condition that the state is still the version it was computed from. Resolves once
+   * committed: false when another process changed the account meanwhile (then retried).
+   */
+  async #commit(id: string, from: { version: number }, state: AccountState, entries: LedgerEntry[]): Promise<boolean> {
+    const version = from.version + 1;
+    this.#states.set(id, { state, version });
+    const ok = await this.states.ifVersion(id, from.version, () => {
+      this.states.put(id, state, version);
+      for (const e of entries) this.ledger.put([id, e.seq], e);
+    });
+    if (!ok) this.#states.delete(id);
+    return ok;
+  }
+
+  /** Runs a request-path change, computed from the working state, until it commits (a few tries). */
+  async #change<T>(id: string, f: (state: AccountState, now: number, out: LedgerEntry[]) => T): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const now = this.clock();
+      let w = this.#working(id);
+      if (!w && id === OPERATOR) {
+        // The operator's state is made on its first call.
+        this.store.root.transactionSync(() => this.states.getEntry(OPERATOR) ?? this.states.putSync(OPERATOR, emptyState(), 1));
+        w = this.#working(id);
+      }
+      if (!w) throw new AppError('not_found', `no account ${id}`);
+      const state = cloneState(w.state);
+      const out: LedgerEntry[] = [];
+      const result = f(state, now, out); // an AppError here refuses the call: nothing is written
+      if (await this.#commit(id, w, state, out)) return result;
+      if (attempt >= 4) throw new AppError('product_unavailable', 'credits could not be reached: the account kept changing under this call');
+    }
   }
 
   /**
@@ -268,17 +343,14 @@ export class Billing {
    * the subscription the caller has just authorised against (read again when absent).
    */
   charge(accountId: string, product: Product, ctx: { requestId: string; keyId: string }, sub?: Subscription): Promise<Charge> {
-    const now = this.clock();
-    return this.#batched(() => {
-      const state = this.states.get(accountId);
-      if (accountId === OPERATOR) {
-        const s = state ?? emptyState();
-        const entry = this.#entry(OPERATOR, s, { kind: 'debit', credits: 0, product, note: `operator (list price ${creditsOf(product)})`, ...ctx }, now, 0);
-        this.states.putSync(OPERATOR, s);
+    if (accountId === OPERATOR) {
+      return this.#change(OPERATOR, (state, now, out) => {
+        const entry = this.#entry(state, { kind: 'debit', credits: 0, product, note: `operator (list price ${creditsOf(product)})`, ...ctx }, now, 0, out);
         return { account: OPERATOR, seq: entry.seq, credits: 0, remaining: null };
-      }
-      if (!state) throw new AppError('not_found', `no account ${accountId}`);
-      const plan = sub ?? this.subs.get([accountId, product]);
+      });
+    }
+    return this.#change(accountId, (state, now, out) => {
+      const plan = sub ?? this.subscription(accountId, product);
       if (!plan) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
       const period = periodOf(plan.since, now);
       let usage = state.usage[product];
@@ -293,15 +365,12 @@ export class Billing {
         }
         usage = { periodStart: usage.periodStart, used: usage.used + 1 };
         const overageMicros = usage.used > p.included ? (p.overageMicros ?? 0) : 0;
-        entry = this.#entry(accountId, state, { kind: 'debit', credits: 0, product, plan: plan.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots));
+        entry = this.#entry(state, { kind: 'debit', credits: 0, product, plan: plan.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots), out);
       } else {
         const cost = creditsOf(product);
-        this.#expire(accountId, state, now);
+        this.#expire(state, now, out);
         const held = total(state.lots);
-        if (held < cost) {
-          if (state.seq !== this.states.get(accountId)!.seq) this.states.putSync(accountId, state); // expiries written off
-          throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
-        }
+        if (held < cost) throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
         const taken: [number, number][] = [];
         let due = cost;
         for (const lot of spendOrder(state.lots)) {
@@ -313,10 +382,9 @@ export class Billing {
           if (due === 0) break;
         }
         usage = { periodStart: usage.periodStart, used: usage.used + 1 };
-        entry = this.#entry(accountId, state, { kind: 'debit', credits: -cost, product, plan: plan.plan, lots: taken, ...ctx }, now, total(state.lots));
+        entry = this.#entry(state, { kind: 'debit', credits: -cost, product, plan: plan.plan, lots: taken, ...ctx }, now, total(state.lots), out);
       }
-      state.usage = { ...state.usage, [product]: usage };
-      this.states.putSync(accountId, state);
+      state.usage[product] = usage;
       return { account: accountId, seq: entry.seq, credits: 0 - entry.credits, remaining: entry.balance };
     });
   }
@@ -324,14 +392,11 @@ export class Billing {
   /** Reverses a charge (a 5xx, or a request refused after it was charged). Idempotent. */
   async refund(charge: Charge, reason: string): Promise<Charge> {
     if (charge.seq === null) return { ...charge, credits: 0 };
-    const now = this.clock();
-    return this.#batched(() => {
-      const id = charge.account;
-      const stored = this.states.get(id);
+    const id = charge.account;
+    const remaining = (s: AccountState, now: number) => (id === OPERATOR ? null : total(s.lots.filter((l) => live(l, now))));
+    return this.#change(id, (state, now, out) => {
       const debit = this.ledger.get([id, charge.seq!]);
-      const remaining = (s: AccountState | undefined) => (id === OPERATOR ? null : total((s?.lots ?? []).filter((l) => live(l, now))));
-      if (!stored || !debit || debit.kind !== 'debit' || debit.refundedBy !== undefined) return { ...charge, credits: 0, remaining: remaining(stored) };
-      const state = this.#state(id);
+      if (!debit || debit.kind !== 'debit' || debit.refundedBy !== undefined) return { ...charge, credits: 0, remaining: remaining(state, now) };
       const returned: [number, number][] = [];
       let lost = 0;
       for (const [lotId, credits] of debit.lots ?? []) {
@@ -345,41 +410,21 @@ export class Billing {
       const usage = debit.product ? state.usage[debit.product] : undefined;
       if (usage && usage.periodStart <= debit.at && usage.used > 0) state.usage[debit.product!] = { ...usage, used: usage.used - 1 };
       const entry = this.#entry(
-        id,
         state,
         { kind: 'refund', credits: -debit.credits - lost, product: debit.product, lots: returned, refundOf: debit.seq, requestId: debit.requestId, note: reason, ...(debit.units ? { units: -1, overageMicros: -(debit.overageMicros ?? 0) } : {}) },
         now,
         total(state.lots),
+        out,
       );
-      this.ledger.putSync([id, debit.seq], { ...debit, refundedBy: entry.seq });
-      this.states.putSync(id, state);
-      return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state) };
+      out.push({ ...debit, refundedBy: entry.seq });
+      return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state, now) };
     });
   }
 
-  /**
-   * Runs `fn` in lmdb's batched asynchronous write transaction and resolves once it is
-   * committed: concurrent calls share one commit (group commit) instead of one synchronous
-   * commit each on the event loop. `fn` runs alone in the write transaction, so its reads and
-   * checks see every earlier call's writes. A refusal (an AppError) rejects the call.
-   */
-  async #batched<T>(fn: () => T): Promise<T> {
-    const r = await this.store.root.transaction(() => {
-      try {
-        return { value: fn() };
-      } catch (e) {
-        if (e instanceof AppError) return { error: e };
-        throw e;
-      }
-    });
-    if ('error' in r) throw r.error;
-    return r.value;
-  }
-
-  /** The credits an account can spend now (expired lots left out). */
+  /** The credits an account can spend now (expired lots left out), charges still committing included. */
   balance(account: string): number {
     const now = this.clock();
-    return total((this.states.get(account)?.lots ?? []).filter((l) => live(l, now)));
+    return total((this.#working(account)?.state.lots ?? []).filter((l) => live(l, now)));
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
@@ -395,7 +440,7 @@ export class Billing {
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    const state = this.#state(account.id);
+    const state = this.states.get(account.id) ?? emptyState();
     const lots = state.lots.filter((l) => live(l, now));
     const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
     const subscriptions: SubscriptionView[] = [];
