@@ -16,13 +16,13 @@
  * is req/s relative to the baseline row, then one line `load: ...`. BENCH_CPU_PROF=<dir> writes
  * the server's V8 CPU profile there.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildApp } from '../src/http/app.js';
 import { openService } from '../src/service.js';
 import { benchChunks, benchConfig, benchDataDir, benchQueries, ensureBigCorpus } from './big-corpus.js';
+import { forkServer } from './child.js';
 import { envInt } from './corpus.js';
 
 const chunks = benchChunks();
@@ -79,17 +79,7 @@ if (process.argv[2] === 'serve') {
   await ensureBigCorpus(chunks, dir);
   const seconds = envInt('BENCH_SECONDS', 12);
   const connections = envInt('BENCH_CONNECTIONS', 16);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], env: process.env });
-  const ask = <T>(msg: string | null): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const exited = (code: number | null) => reject(new Error(`server exited with ${code}`));
-      child.once('exit', exited);
-      child.once('message', (m) => {
-        child.off('exit', exited);
-        resolve(m as T);
-      });
-      if (msg) child.send(msg);
-    });
+  const { child, ask } = forkServer(fileURLToPath(import.meta.url), ['serve']);
   const ready = await ask<Ready>(null);
   console.log(`server on 127.0.0.1:${ready.port}: opened ${chunks} chunks in ${ready.openMs.toFixed(0)} ms, RSS ${ready.rssMB.toFixed(0)} MB after building the query pool`);
   const base = `http://127.0.0.1:${ready.port}`;

@@ -35,7 +35,6 @@
  * `metered_vs_unmetered` for the customer row (the operator's when BENCH_ACCOUNTS=0). It
  * asserts nothing about timings. BENCH_CPU_PROF=<dir> writes the server's V8 CPU profile there.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,6 +47,7 @@ import { sourcesRoutes } from '../src/http/routes/sources.js';
 import { OPERATOR } from '../src/platform/billing.js';
 import { openService } from '../src/service.js';
 import type { RevisionInput } from '../src/store/index.js';
+import { forkServer } from './child.js';
 import { envInt } from './corpus.js';
 
 const CREDITS = 10_000_000;
@@ -155,20 +155,7 @@ if (process.argv[2] === 'serve') {
   const rounds = envInt('BENCH_ROUNDS', 2);
   const accounts = envInt('BENCH_ACCOUNTS', 1000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-metering-'));
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['serve', dir, String(accounts)], {
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
-    env: process.env,
-  });
-  const ask = <T>(msg: string | null): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const exited = (code: number | null) => reject(new Error(`server exited with ${code}`));
-      child.once('exit', exited);
-      child.once('message', (m) => {
-        child.off('exit', exited);
-        resolve(m as T);
-      });
-      if (msg) child.send(msg);
-    });
+  const { child, ask } = forkServer(fileURLToPath(import.meta.url), ['serve', dir, String(accounts)]);
   try {
     const ready = await ask<Ready>(null);
     const base = `http://127.0.0.1:${ready.port}`;
