@@ -147,6 +147,7 @@ export class Billing {
    */
   readonly #states = new Map<string, { state: AccountState; version: number }>();
   readonly #subs = new Map<string, Subscription | null>();
+  readonly #periods = new Map<number, PeriodView>();
   #epoch = -1;
 
   constructor(
@@ -263,7 +264,8 @@ export class Billing {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
     this.#expire(state, now, out);
     const id = state.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
-    state.lots.push({ id, kind, credits, granted: credits, expiresAt });
+    // Lots are kept in spending order, so a charge walks them as they are.
+    state.lots = spendOrder([...state.lots, { id, kind, credits, granted: credits, expiresAt }]);
     return this.#entry(state, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(state.lots), out);
   }
 
@@ -285,6 +287,16 @@ export class Billing {
     const entry: LedgerEntry = { seq: state.seq, at: now, balance, ...e };
     out.push(entry);
     return entry;
+  }
+
+  /** periodOf, remembered per anchor until the period ends (every charge asks). */
+  #period(since: number, now: number): PeriodView {
+    const p = this.#periods.get(since);
+    if (p && p.start <= now && now < p.end) return p;
+    const fresh = periodOf(since, now);
+    if (this.#periods.size > 100_000) this.#periods.clear();
+    this.#periods.set(since, fresh);
+    return fresh;
   }
 
   /** The working copy of an account's state (read from LMDB on first use); undefined: no such account. */
@@ -352,7 +364,7 @@ export class Billing {
     return this.#change(accountId, (state, now, out) => {
       const plan = sub ?? this.subscription(accountId, product);
       if (!plan) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const period = periodOf(plan.since, now);
+      const period = this.#period(plan.since, now);
       let usage = state.usage[product];
       if (!usage || usage.periodStart !== period.start) usage = { periodStart: period.start, used: 0 };
       let entry: LedgerEntry;
@@ -373,7 +385,7 @@ export class Billing {
         if (held < cost) throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
         const taken: [number, number][] = [];
         let due = cost;
-        for (const lot of spendOrder(state.lots)) {
+        for (const lot of state.lots) {
           const take = Math.min(due, lot.credits);
           if (take === 0) continue;
           lot.credits -= take;
