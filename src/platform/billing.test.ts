@@ -100,7 +100,10 @@ describe('credit kinds', () => {
     billing.grant(a.id, 7);
     const saved = now;
     now = period.end;
+    // The summary writes it off at once, so the ledger beside it already sums to its balance.
     expect(billing.summary(a.id).credits).toMatchObject({ total: 19, subscription: 0 });
+    expect(billing.entries(a.id).filter((e) => e.kind === 'expire').map((e) => e.credits)).toEqual([-7]);
+    expectLedgerSums(a.id);
     await billing.charge(a.id, 'news', ctx);
     expect(billing.entries(a.id).filter((e) => e.kind === 'expire').map((e) => e.credits)).toEqual([-7]);
     expectLedgerSums(a.id);

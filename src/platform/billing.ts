@@ -452,7 +452,13 @@ export class Billing {
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    const state = this.states.get(account.id) ?? emptyState();
+    let state = this.states.get(account.id) ?? emptyState();
+    // Credits that expired since the account's last write are written off now, so the ledger
+    // shown beside this summary sums to the balance it shows (rare: once a period at most).
+    if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
+      this.#sync(account.id, (_a, s, at, out) => this.#expire(s, at, out));
+      state = this.states.get(account.id) ?? emptyState();
+    }
     const lots = state.lots.filter((l) => live(l, now));
     const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
     const subscriptions: SubscriptionView[] = [];
