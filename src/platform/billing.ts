@@ -132,6 +132,9 @@ const emptyState = (): AccountState => ({ lots: [], seq: 0, usage: {} });
 
 const cloneState = (s: AccountState): AccountState => ({ lots: s.lots.map((l) => ({ ...l })), seq: s.seq, usage: { ...s.usage } });
 
+/** Accounts whose state the request path keeps in memory (a cache: dropped wholesale past this). */
+const WORKING_ACCOUNTS_MAX = 100_000;
+
 /** Bumped by every change made outside the request path (CLI, admin): caches of plans and wallets are dropped. */
 const EPOCH_KEY = 'billingEpoch';
 
@@ -306,6 +309,8 @@ export class Billing {
     if (!w) {
       const stored = this.states.getEntry(id);
       if (!stored) return undefined;
+      // A working copy is only a cache of LMDB: past this many accounts, start again.
+      if (this.#states.size >= WORKING_ACCOUNTS_MAX) this.#states.clear();
       this.#states.set(id, (w = { state: stored.value, version: stored.version ?? 0 }));
     }
     return w;
