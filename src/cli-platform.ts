@@ -10,6 +10,7 @@ import { isAppError } from './errors.js';
 import {
   Billing,
   formatRate,
+  FREE_CREDITS,
   isProduct,
   KeyStore,
   OPERATOR,
@@ -19,6 +20,7 @@ import {
   type KeyScheme,
   type LedgerEntry,
   type Plan,
+  type Product,
 } from './platform/index.js';
 import { Store } from './store/index.js';
 
@@ -53,7 +55,7 @@ async function withStore(config: Config, f: (store: Store, billing: Billing) => 
   }
 }
 
-const product = (p: string | undefined): (typeof PRODUCT_NAMES)[number] => {
+const product = (p: string | undefined): Product => {
   if (!p || !isProduct(p)) throw new UsageError(`--product must be one of ${PRODUCT_NAMES.join(', ')}`);
   return p;
 };
@@ -112,7 +114,7 @@ export function accountsCommand(config: Config, rest: string[], f: PlatformFlags
     switch (sub) {
       case 'create': {
         const a = billing.createAccount(f.name ?? null);
-        out(`created account${f.name ? ` "${f.name}"` : ''} with 250 free credits, every credit product on the free plan and the marketplace on Free:`);
+        out(`created account${f.name ? ` "${f.name}"` : ''} with ${FREE_CREDITS} free credits, every credit product on the free plan and the marketplace on Free:`);
         out(a.id);
         return 0;
       }

@@ -50,7 +50,10 @@ const DEFAULT_RETRY_AFTER_503 = '60';
 
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const e = toAppError(err);
+  // A 503 is expected under load or with a product off; one with a cause (the store refusing
+  // a charge) is still worth a line.
   if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'request failed');
+  else if (e.status === 503 && e.cause !== undefined) req.log.warn({ err }, 'request refused: service unavailable');
   reply.code(e.status).headers(e.headers);
   if (e.status === 503 && e.headers['retry-after'] === undefined) reply.header('retry-after', DEFAULT_RETRY_AFTER_503);
   reply.send(e.toBody());

@@ -367,22 +367,22 @@ export class Billing {
       });
     }
     return this.#change(accountId, (state, now, out) => {
-      const plan = sub ?? this.subscription(accountId, product);
-      if (!plan) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const period = this.#period(plan.since, now);
+      const subscription = sub ?? this.subscription(accountId, product);
+      if (!subscription) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
+      const period = this.#period(subscription.since, now);
       let usage = state.usage[product];
       if (!usage || usage.periodStart !== period.start) usage = { periodStart: period.start, used: 0 };
       let entry: LedgerEntry;
       if (familyOf(product) === 'marketplace') {
-        const p = MARKETPLACE_PLANS[plan.plan as MarketplacePlan];
-        if (usage.used >= p.stop) {
-          throw new AppError('quota_exceeded', `the ${plan.plan} plan of ${product} stops at ${p.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
+        const plan = MARKETPLACE_PLANS[subscription.plan as MarketplacePlan];
+        if (usage.used >= plan.stop) {
+          throw new AppError('quota_exceeded', `the ${subscription.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
             headers: retryAfter(period.end - now),
           });
         }
         usage = { periodStart: usage.periodStart, used: usage.used + 1 };
-        const overageMicros = usage.used > p.included ? (p.overageMicros ?? 0) : 0;
-        entry = this.#entry(state, { kind: 'debit', credits: 0, product, plan: plan.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots), out);
+        const overageMicros = usage.used > plan.included ? (plan.overageMicros ?? 0) : 0;
+        entry = this.#entry(state, { kind: 'debit', credits: 0, product, plan: subscription.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots), out);
       } else {
         const cost = creditsOf(product);
         this.#expire(state, now, out);
@@ -399,7 +399,7 @@ export class Billing {
           if (due === 0) break;
         }
         usage = { periodStart: usage.periodStart, used: usage.used + 1 };
-        entry = this.#entry(state, { kind: 'debit', credits: -cost, product, plan: plan.plan, lots: taken, ...ctx }, now, total(state.lots), out);
+        entry = this.#entry(state, { kind: 'debit', credits: -cost, product, plan: subscription.plan, lots: taken, ...ctx }, now, total(state.lots), out);
       }
       state.usage[product] = usage;
       return { account: accountId, seq: entry.seq, credits: 0 - entry.credits, remaining: entry.balance };
