@@ -12,6 +12,8 @@ export const catalogue = {
   bad_request: { code: 'invalid_request', status: 400, message: 'The request is malformed (e.g. the body is not valid JSON).' },
   invalid_request: { code: 'invalid_request', status: 422, message: 'A field failed validation.' },
   bad_cursor: { code: 'bad_cursor', status: 400, message: 'The cursor is malformed, was not issued by this service, or was issued for other inputs.' },
+  // a query parameter of the platform's GET endpoints (data-platform spec 7: 400 for every one)
+  bad_parameter: { code: 'bad_request', status: 400, message: 'A parameter failed validation.' },
   payload_too_large: { code: 'payload_too_large', status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { code: 'unsupported_media_type', status: 415, message: 'Send the body as application/json.' },
   not_found: { code: 'not_found', status: 404, message: 'No such endpoint.' },
@@ -27,6 +29,10 @@ export const catalogue = {
   too_many_matches: { code: 'too_many_matches', status: 422, message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.' },
   order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
   cursor_requires_time_order: { code: 'cursor_requires_time_order', status: 422, message: 'cursor is valid only with order=time.' },
+  // keyword search (news, jobs)
+  empty_query: { code: 'empty_query', status: 400, message: 'The query has nothing searchable once normalised (no letters or digits, or only excluded terms).' },
+  unknown_source: { code: 'unknown_source', status: 400, message: 'A source name is not in GET /v1/sources.' },
+  unknown_skill: { code: 'unknown_skill', status: 400, message: 'A skill is not in the reviewed vocabulary (GET /v1/taxonomies/skills).' },
   // text mode
   text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },

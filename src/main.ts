@@ -7,6 +7,8 @@ export async function serve(config: Config): Promise<void> {
   const service = await openService(config);
   const app = await buildApp(service);
   await app.listen({ host: config.host, port: config.port });
+  // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
+  service.news.startBackground();
   const poller = config.ingest === 'on' ? service.createPoller() : null;
   if (poller) {
     service.log.info(`ingest on: polling ${service.outlets.list().filter((o) => o.enabled).length} enabled outlet(s)`);

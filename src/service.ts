@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
+import { KeywordDb, NewsIndex } from './keyword/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
@@ -28,6 +29,9 @@ export interface Service extends MatchDeps {
   /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
   embedder: Embedder | null;
   chunking: ChunkSettings;
+  /** The keyword index (SQLite FTS5 beside LMDB) and its news corpus. */
+  keyword: KeywordDb;
+  news: NewsIndex;
   /** The polled outlets and their state. */
   outlets: Outlets;
   /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
@@ -74,6 +78,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     throw e;
   }
   const chunking = chunkSettings(config);
+  const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
+  const news = new NewsIndex(keyword, store, log);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock);
   const disabled = new Set(config.productsDisabled);
@@ -101,17 +107,26 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     outlets,
     outletNames: () => new Set(outlets.list().filter((o) => o.enabled).map((o) => o.name)),
-    createPoller: () => createPoller(config, store, outlets, embedder, log, sync),
+    keyword,
+    news,
+    createPoller: () =>
+      createPoller(config, store, outlets, embedder, log, () => {
+        sync();
+        news.refresh();
+      }),
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
     sync,
     async importFile(file, hooks = {}) {
       const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
       sync();
+      news.catchUp();
       await maintenance.flush(hooks.onIndexProgress);
       return summary;
     },
     async close() {
+      news.close();
+      keyword.close();
       await embedder?.close();
       await maintenance.close();
       catalog.catchUp(store);

@@ -12,6 +12,7 @@ import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
+import { newsRoutes } from './routes/news.js';
 import { sourcesRoutes } from './routes/sources.js';
 
 declare module 'fastify' {
@@ -91,5 +92,6 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   matchRoutes(app, service);
   accountRoutes(app, service);
   sourcesRoutes(app, service);
+  newsRoutes(app, service);
   return app;
 }

@@ -5,6 +5,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a failed schema check is: 422 invalid_request (default) or 400 bad_request (`bad_parameter`). */
+    badInput?: 'invalid_request' | 'bad_parameter';
+  }
+}
+
 interface AjvError {
   instancePath: string;
   keyword: string;
@@ -20,15 +27,21 @@ function validationMessage(errors: AjvError[], context: string): string {
   const e = errors[0];
   const at = fieldName(e.instancePath, context);
   if (e.keyword === 'additionalProperties') {
-    return `unknown field "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}`;
+    const what = context === 'querystring' ? 'parameter' : 'field';
+    return `unknown ${what} "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}`;
   }
   return `${at}: ${e.message ?? 'is invalid'}`;
 }
 
-export function toAppError(err: unknown): AppError {
+/**
+ * The catalogue error for any thrown value. `invalid` names the entry a failed schema check
+ * becomes: 422 invalid_request on the match service, 400 bad_request on the platform's GET
+ * endpoints (data-platform spec 7).
+ */
+export function toAppError(err: unknown, invalid: 'invalid_request' | 'bad_parameter' = 'invalid_request'): AppError {
   if (isAppError(err)) return err;
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
-  if (fe.validation) return new AppError('invalid_request', validationMessage(fe.validation, fe.validationContext ?? 'body'), { cause: err });
+  if (fe.validation) return new AppError(invalid, validationMessage(fe.validation, fe.validationContext ?? 'body'), { cause: err });
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', 'this Content-Type is not supported: send application/json', { cause: err });
@@ -49,7 +62,7 @@ export function toAppError(err: unknown): AppError {
 const DEFAULT_RETRY_AFTER_503 = '60';
 
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
-  const e = toAppError(err);
+  const e = toAppError(err, req.routeOptions.config.badInput);
   // A 503 is expected under load or with a product off; one with a cause (the store refusing
   // a charge) is still worth a line.
   if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'request failed');

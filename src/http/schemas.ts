@@ -30,3 +30,16 @@ export const sourceNames = {
 export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const security: { [name: string]: string[] }[] = [{ gatewayKey: [], gatewayHost: [] }, { bearer: [] }];
+
+/**
+ * A GET endpoint's query string: every parameter a string (they arrive as text and the core
+ * parses them, so a bad one is 400 naming it), unknown parameters refused.
+ */
+export function queryString(props: Record<string, Record<string, unknown>>, required: string[] = []) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required,
+    properties: Object.fromEntries(Object.entries(props).map(([k, v]) => [k, { type: 'string', ...v }])),
+  } as const;
+}

@@ -99,7 +99,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   deps.sync();
   // Read once per request: both the filter and the response need the names.
   const sources = deps.store.listSources();
-  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set());
+  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
@@ -150,7 +150,18 @@ function firstAfter(rows: CachedRow[], p: Position): number {
 }
 
 /** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
-function resolveSources(sources: SourceRecord[], include: string[] | undefined, exclude: string[] | undefined, outlets: () => Set<string>): Set<number> | null {
+/**
+ * Source ids a sources / exclude_sources filter allows (null: no filter). A name neither
+ * stored nor an enabled outlet is refused with `unknown` (422 here, 400 unknown_source on the
+ * platform's endpoints).
+ */
+export function resolveSources(
+  sources: SourceRecord[],
+  include: string[] | undefined,
+  exclude: string[] | undefined,
+  outlets: () => Set<string>,
+  unknownError: (message: string) => AppError,
+): Set<number> | null {
   const names = include ?? exclude;
   if (!names) return null;
   const known = new Map(sources.map((s) => [s.name, s.id]));
@@ -159,7 +170,7 @@ function resolveSources(sources: SourceRecord[], include: string[] | undefined, 
   const unknown = missing.length > 0 ? missing.filter((n) => !outlets().has(n)) : missing;
   if (unknown.length > 0) {
     const field = include ? 'sources' : 'exclude_sources';
-    throw invalid(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
+    throw unknownError(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
   }
   const ids = (list: string[]) => list.filter((n) => known.has(n)).map((n) => known.get(n)!);
   if (include) return new Set(ids(include));

@@ -1,0 +1,97 @@
+/**
+ * The keyword query language of /v1/news and /v1/jobs, compiled to an FTS5 MATCH expression:
+ *
+ *   election results     both words (AND)
+ *   "climate deal"       the phrase
+ *   wind OR solar        either (OR binds its neighbours: `a OR b c` is (a or b) and c)
+ *   -opinion             not this word or "phrase"
+ *   elect*               a prefix (at least 2 characters)
+ *
+ * Words go through the document tokenizer (text.ts), so case, diacritics and width fold the
+ * same way, and a word that tokenizes into several tokens ("e-mail", 東京都) is a phrase.
+ */
+import { AppError } from '../errors.js';
+import { isCjkChar, tokenize } from './text.js';
+
+export interface Term {
+  /** Folded tokens: one for a word, several for a phrase. */
+  tokens: string[];
+  /** The last token is a prefix. */
+  prefix: boolean;
+}
+
+export interface KeywordQuery {
+  /** Every group must match; a group matches when any of its terms does. */
+  groups: Term[][];
+  /** No term may match. */
+  excluded: Term[];
+  /** The FTS5 MATCH expression. */
+  match: string;
+}
+
+const MIN_PREFIX = 2;
+const MAX_TERMS = 32;
+
+/** Parses `q`; 400 empty_query when nothing searchable is left, bad_request when it is malformed. */
+export function parseQuery(q: string): KeywordQuery {
+  const groups: Term[][] = [];
+  const excluded: Term[] = [];
+  let orPending = false;
+  let count = 0;
+  // A quoted phrase (the closing quote may be missing), or a run of anything but space and quote.
+  for (const m of q.matchAll(/(-?)"([^"]*)"?|(\S*[^\s"])/gu)) {
+    const raw = m[3];
+    if (raw === 'OR') {
+      orPending = groups.length > 0;
+      continue;
+    }
+    let neg = m[1] === '-';
+    let text = m[2];
+    let prefix = false;
+    if (raw !== undefined) {
+      neg = raw.startsWith('-') && raw.length > 1;
+      text = neg ? raw.slice(1) : raw;
+      prefix = text.endsWith('*');
+      if (prefix) text = text.replace(/\*+$/, '');
+    }
+    const tokens = tokenize(text, true).map((t) => t.norm);
+    if (tokens.length === 0) {
+      orPending = false;
+      continue;
+    }
+    // One CJK character stands at the head of the bigrams that hold it (or alone at a run's end).
+    if (tokens.length === 1 && isCjkChar(tokens[0])) prefix = true;
+    else if (prefix && [...tokens[tokens.length - 1]].length < MIN_PREFIX) {
+      throw new AppError('bad_parameter', `q: a prefix needs at least ${MIN_PREFIX} characters before the *, got "${raw}"`);
+    }
+    if (++count > MAX_TERMS) throw new AppError('bad_parameter', `q: at most ${MAX_TERMS} terms`);
+    const term = { tokens, prefix };
+    if (neg) {
+      excluded.push(term);
+      orPending = false;
+    } else if (orPending) {
+      groups[groups.length - 1].push(term);
+      orPending = false;
+    } else {
+      groups.push([term]);
+    }
+  }
+  if (groups.length === 0) {
+    throw new AppError('empty_query', excluded.length ? 'q: only excluded terms; add a word to search for' : 'q: no searchable word (letters or digits) in the query');
+  }
+  const phrase = (t: Term) => `"${t.tokens.join(' ')}"${t.prefix ? ' *' : ''}`;
+  const anyOf = (terms: Term[]) => (terms.length === 1 ? phrase(terms[0]) : `(${terms.map(phrase).join(' OR ')})`);
+  let match = groups.map(anyOf).join(' AND ');
+  if (excluded.length) match = `(${match}) NOT ${anyOf(excluded)}`;
+  return { groups, excluded, match };
+}
+
+/** A test of one folded token against the query's wanted terms (for highlighting). */
+export function termMatcher(query: Pick<KeywordQuery, 'groups'>): (norm: string) => boolean {
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  for (const t of query.groups.flat()) {
+    t.tokens.forEach((tok, i) => (t.prefix && i === t.tokens.length - 1 ? prefixes.push(tok) : exact.add(tok)));
+  }
+  return (norm) => exact.has(norm) || prefixes.some((p) => norm.startsWith(p));
+}

@@ -1,0 +1,103 @@
+/**
+ * GET /v1/news as a pure function of its query parameters: keyword search over the corpus
+ * /v1/match serves, newest-first (keyset cursor) or by BM25 (cursor too), with the source,
+ * time and edit filters of /v1/match.
+ */
+import { AppError } from '../errors.js';
+import { fingerprint, resolveSources, type CursorCodec } from '../match/index.js';
+import type { Store } from '../store/index.js';
+import { formatTime } from '../time.js';
+import { highlight } from './highlight.js';
+import type { NewsIndex } from './news.js';
+import { bool, csv, int, oneOf, text, timeRange } from './params.js';
+import { parseQuery, termMatcher } from './query.js';
+
+export interface NewsDeps {
+  store: Store;
+  news: NewsIndex;
+  cursors: CursorCodec;
+  /** Names of enabled outlets: valid in source filters before they have articles. */
+  outletNames?: () => Set<string>;
+}
+
+/** The query string, as sent (every value a string). */
+export type NewsParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'sort' | 'include_edits' | 'limit' | 'cursor', string>>;
+
+export interface NewsResult {
+  id: string;
+  title: string;
+  body: string;
+  source_name: string;
+  source_url: string;
+  event_time: string;
+  score?: number;
+  highlight: string | null;
+}
+
+export interface NewsResponse {
+  results: NewsResult[];
+  count: number;
+  next_cursor: string | null;
+}
+
+export const NEWS_SORTS = ['time', 'relevance'] as const;
+export const Q_MAX = 1000;
+
+export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
+  const q = text('q', p.q, Q_MAX, true);
+  const include = csv('sources', p.sources);
+  const exclude = csv('exclude_sources', p.exclude_sources);
+  if (include && exclude) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
+  const { since, until } = timeRange(p.since, p.until);
+  const sort = oneOf('sort', p.sort, NEWS_SORTS) ?? 'time';
+  const includeEdits = bool('include_edits', p.include_edits) ?? false;
+  const limit = int('limit', p.limit, 1, 100) ?? 25;
+  const query = parseQuery(q);
+
+  const sources = deps.store.listSources();
+  const allowed = resolveSources(sources, include, exclude, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
+  const fp = fingerprint({
+    q,
+    sources: include ? [...include].sort() : null,
+    exclude_sources: exclude ? [...exclude].sort() : null,
+    since,
+    until,
+    sort,
+    include_edits: includeEdits,
+  });
+  let after: { rid: number; score?: number } | undefined;
+  if (p.cursor !== undefined) {
+    const pos = deps.cursors.decode(p.cursor, fp);
+    const rid = sort === 'time' ? pos.t : Number(pos.id);
+    if (!Number.isSafeInteger(rid) || (sort === 'relevance' && !/^\d+$/.test(pos.id))) throw new AppError('bad_cursor', 'cursor is malformed');
+    after = sort === 'time' ? { rid } : { rid, score: pos.t };
+  }
+
+  deps.news.refresh();
+  const hits = deps.news.search({ match: query.match, since, until, includeEdits, sources: allowed }, sort, limit + 1, after);
+  const shown = hits.slice(0, limit);
+  const names = new Map(sources.map((s) => [s.id, s.name]));
+  const matches = termMatcher(query);
+  const results = shown.map((h): NewsResult => {
+    const rev = deps.store.revisions.get(h.ord)!;
+    const r: NewsResult = {
+      id: rev.id,
+      title: rev.title,
+      body: rev.body,
+      source_name: names.get(rev.sourceId) ?? '',
+      source_url: rev.url,
+      event_time: formatTime(rev.eventTime),
+      highlight: null,
+    };
+    if (h.score !== undefined) r.score = h.score;
+    // The snippet when it has a matched word, else the stored text, else the headline.
+    r.highlight = highlight([rev.body, () => deps.store.texts.get(h.ord) ?? '', rev.title], matches);
+    return r;
+  });
+  let next: string | null = null;
+  if (hits.length > limit) {
+    const last = shown[shown.length - 1];
+    next = deps.cursors.encode(sort === 'time' ? { t: last.rid, id: '' } : { t: last.score!, id: String(last.rid) }, fp);
+  }
+  return { results, count: results.length, next_cursor: next };
+}
