@@ -16,6 +16,8 @@ import { formatTime } from './time.js';
 import { EngineLockedError } from './search/index.js';
 import { chunkSettings, createPoller, importEmbedHook, openEmbedder, openService, type Service } from './service.js';
 import { embedBacklog } from './embed/index.js';
+import { importJobsFile, JobStore, skillVocabulary } from './jobs/index.js';
+import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { Store } from './store/index.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
@@ -24,9 +26,15 @@ Commands:
   serve                                 Run the HTTP server
   import <file.jsonl>                   Import article revisions (one JSON object per line); lines
                                         without chunks are chunked and embedded in text mode
+  import-jobs <file.jsonl>              Import job postings (url, title, company, location, remote,
+                                        employment_type, salary_min/max/currency, skills, description,
+                                        posted_at, source); skills are filed under the vocabulary's names
+  jobs unknown-skills                   Skill names seen at import that the vocabulary lacks, by count
+  reindex --keyword                     Rebuild the keyword index (news and jobs) from LMDB
   embed                                 Embed every stored revision that has no vectors yet (after a
                                         model is added); safe to interrupt and run again
   sources add --name NAME --homepage URL --feed URL [--feed URL…] [--fetch-articles] [--interval 5m]
+              [--language en] [--country GB]
                                         Add an outlet to poll (its name is the source name queries filter on)
   sources list                          Outlets with their feeds, last success, last error, article count
   sources disable|enable|remove NAME    Stop or restart polling an outlet (remove keeps its articles)
@@ -64,6 +72,9 @@ async function main(argv: string[]): Promise<number> {
     feed: { type: 'string', multiple: true },
     'fetch-articles': { type: 'boolean' },
     interval: { type: 'string' },
+    language: { type: 'string' },
+    country: { type: 'string' },
+    keyword: { type: 'boolean' },
     once: { type: 'boolean' },
     account: { type: 'string' },
     scope: { type: 'string', multiple: true },
@@ -98,6 +109,15 @@ async function main(argv: string[]): Promise<number> {
     case 'import':
       if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
       return importCommand(config, rest[0]);
+    case 'import-jobs':
+      if (rest.length !== 1) throw new UsageError('import-jobs takes one file: newsmatch import-jobs <file.jsonl>');
+      return importJobsCommand(config, rest[0]);
+    case 'jobs':
+      if (rest[0] !== 'unknown-skills' || rest.length !== 1) throw new UsageError('jobs takes unknown-skills');
+      return unknownSkillsCommand(config);
+    case 'reindex':
+      if (!values.keyword || rest.length !== 0) throw new UsageError('reindex rebuilds the keyword index: newsmatch reindex --keyword');
+      return reindexCommand(config);
     case 'embed':
       if (rest.length !== 0) throw new UsageError('embed takes no arguments');
       return embedCommand(config);
@@ -168,6 +188,72 @@ async function importCommand(config: Config, file: string): Promise<number> {
   }
 }
 
+/** Job postings into LMDB, then the keyword index caught up (both safe beside a running server). */
+async function importJobsCommand(config: Config, file: string): Promise<number> {
+  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  let keyword: KeywordDb | undefined;
+  try {
+    const jobs = new JobStore(store);
+    const s = await importJobsFile(jobs, skillVocabulary(), file, (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`));
+    keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
+    new JobsIndex(keyword, jobs).catchUp();
+    process.stdout.write(
+      `${file}: ${s.lines} lines, ${s.newPostings} new postings, ${s.updated} updated, ${s.unchanged} unchanged, ${s.rejected} rejected; ` +
+        `${s.unknownSkills} skill names outside the vocabulary (newsmatch jobs unknown-skills)\n`,
+    );
+    return s.rejected > 0 ? 1 : 0;
+  } finally {
+    keyword?.close();
+    await store.close();
+  }
+}
+
+async function unknownSkillsCommand(config: Config): Promise<number> {
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  try {
+    const unknown = new JobStore(store).unknownSkills();
+    for (const u of unknown) process.stdout.write(`${String(u.postings).padStart(7)}  ${u.name}\n`);
+    if (unknown.length === 0) process.stdout.write('every imported skill is in the vocabulary\n');
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Empties the keyword index and rebuilds it from LMDB, with progress. */
+async function reindexCommand(config: Config): Promise<number> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
+  try {
+    keyword.reset('news');
+    keyword.reset('jobs');
+    const news = new NewsIndex(keyword, store);
+    const total = news.behind();
+    const bar = isInteractive() && total > 0 ? new SingleBar({ format: 'keyword index [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true }) : null;
+    bar?.start(total, 0);
+    let done = 0;
+    let lastLine = performance.now();
+    for (let n; (n = news.catchUp(2_000)) > 0; ) {
+      done += n;
+      bar?.update(done);
+      if (!bar && performance.now() - lastLine > 10_000) {
+        lastLine = performance.now();
+        process.stderr.write(`indexed ${done}/${total} revisions\n`);
+      }
+    }
+    bar?.stop();
+    const postings = new JobsIndex(keyword, new JobStore(store)).catchUp();
+    process.stdout.write(`keyword index rebuilt: ${done} revisions, ${postings} job postings\n`);
+    return 0;
+  } finally {
+    keyword.close();
+    await store.close();
+  }
+}
+
 async function embedCommand(config: Config): Promise<number> {
   if (config.modelDir === undefined) throw new UsageError('embed needs a model: set BGE_M3_MODEL_DIR (see "Text mode" in the README)');
   // Only LMDB is written, so this runs beside a server; the server indexes the new chunks itself.
@@ -213,6 +299,8 @@ async function sourcesCommand(config: Config, rest: string[], values: Record<str
           feeds: (values.feed as string[] | undefined) ?? [],
           fetchArticles: values['fetch-articles'] === true,
           interval: values.interval as string | undefined,
+          language: values.language as string | undefined,
+          country: values.country as string | undefined,
         });
         process.stdout.write(`added outlet "${o.name}": ${o.feeds.length} feed(s), every ${o.intervalSec} s${o.fetchArticles ? ', fetching article pages' : ''}\n`);
         return 0;

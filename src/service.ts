@@ -8,7 +8,8 @@ import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { KeywordDb, NewsIndex } from './keyword/index.js';
+import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
+import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
@@ -32,6 +33,10 @@ export interface Service extends MatchDeps {
   /** The keyword index (SQLite FTS5 beside LMDB) and its news corpus. */
   keyword: KeywordDb;
   news: NewsIndex;
+  /** Job postings (LMDB), their keyword index and the reviewed skill vocabulary. */
+  jobs: JobStore;
+  jobsIndex: JobsIndex;
+  vocabulary: Vocabulary;
   /** The polled outlets and their state. */
   outlets: Outlets;
   /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
@@ -80,6 +85,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const chunking = chunkSettings(config);
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
   const news = new NewsIndex(keyword, store, log);
+  const jobs = new JobStore(store);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock);
   const disabled = new Set(config.productsDisabled);
@@ -109,6 +115,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     outletNames: () => new Set(outlets.list().filter((o) => o.enabled).map((o) => o.name)),
     keyword,
     news,
+    jobs,
+    jobsIndex: new JobsIndex(keyword, jobs),
+    vocabulary: skillVocabulary(),
     createPoller: () =>
       createPoller(config, store, outlets, embedder, log, () => {
         sync();

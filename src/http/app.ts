@@ -12,6 +12,8 @@ import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
+import { jobsRoutes } from './routes/jobs.js';
+import { marketRoutes } from './routes/market.js';
 import { newsRoutes } from './routes/news.js';
 import { sourcesRoutes } from './routes/sources.js';
 
@@ -93,5 +95,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   accountRoutes(app, service);
   sourcesRoutes(app, service);
   newsRoutes(app, service);
+  jobsRoutes(app, service);
+  marketRoutes(app, service);
   return app;
 }

@@ -23,6 +23,9 @@ export interface OutletRecord {
   failures: number;
   /** Unix seconds; 0 = due now. */
   nextPollAt: number;
+  /** BCP 47 language (`en`, `de`) and ISO 3166-1 country (`DE`), as given to `sources add`; absent when unknown. */
+  language?: string | null;
+  country?: string | null;
 }
 
 export interface Validators {
@@ -63,9 +66,11 @@ export class Outlets {
     this.validators = store.root.openDB({ name: 'httpValidators' });
   }
 
-  add(o: { name: string; homepage: string; feeds: string[]; fetchArticles?: boolean; interval?: string }): OutletRecord {
+  add(o: { name: string; homepage: string; feeds: string[]; fetchArticles?: boolean; interval?: string; language?: string; country?: string }): OutletRecord {
     const name = o.name.trim();
     if (name === '' || name.length > 200) throw new OutletError('--name: 1 to 200 characters');
+    if (o.language !== undefined && !/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(o.language)) throw new OutletError('--language: a BCP 47 tag such as en or pt-BR');
+    if (o.country !== undefined && !/^[A-Za-z]{2}$/.test(o.country)) throw new OutletError('--country: a two-letter ISO 3166-1 code such as DE');
     if (o.feeds.length === 0) throw new OutletError('give at least one --feed URL');
     const record: OutletRecord = {
       name,
@@ -79,6 +84,8 @@ export class Outlets {
       lastError: null,
       failures: 0,
       nextPollAt: 0,
+      language: o.language ?? null,
+      country: o.country?.toUpperCase() ?? null,
     };
     return this.store.root.transactionSync(() => {
       if (this.db.get(name)) throw new OutletError(`an outlet named "${name}" exists already`);

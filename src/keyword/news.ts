@@ -48,6 +48,7 @@ export class NewsIndex {
   readonly #maxRid: Statement;
   readonly #byTime: Statement;
   readonly #byScore: Statement;
+  readonly #volume: Statement;
   #background: NodeJS.Immediate | null = null;
   #closed = false;
 
@@ -68,6 +69,8 @@ export class NewsIndex {
     this.#byScore = db.prepare(`SELECT r.rid, r.ord, bm25(news_fts, ${WEIGHTS}) AS bm FROM news_fts CROSS JOIN news_rows r ON r.rid = news_fts.rowid
       WHERE ${filters} AND (@score IS NULL OR bm25(news_fts, ${WEIGHTS}) > @score OR (bm25(news_fts, ${WEIGHTS}) = @score AND r.rid < @after))
       ORDER BY bm, r.rid DESC LIMIT @limit`);
+    this.#volume = db.prepare(`SELECT date(r.event_time, 'unixepoch') AS day, r.source_id AS sourceId, count(*) AS n
+      FROM news_fts CROSS JOIN news_rows r ON r.rid = news_fts.rowid WHERE ${filters} GROUP BY day, r.source_id ORDER BY day`);
   }
 
   /** Revisions LMDB holds that the index has not read yet. */
@@ -144,22 +147,28 @@ export class NewsIndex {
 
   /** One page of hits, newest first or by BM25; up to `limit` rows. */
   search(f: NewsFilter, sort: 'time' | 'relevance', limit: number, after?: NewsAfter): NewsHit[] {
-    const lo = f.since === undefined ? -1 : ridBase(f.since);
-    let hi = f.until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(f.until) + 2 ** SLOT_BITS - 1;
-    if (sort === 'time' && after) hi = Math.min(hi, after.rid - 1);
-    const params = {
+    const params = { ...this.#params(f), limit };
+    if (sort === 'time' && after) params.hi = Math.min(params.hi, after.rid - 1);
+    if (sort === 'time') return this.#byTime.all(params) as NewsHit[];
+    const rows = this.#byScore.all({ ...params, score: after ? -after.score! : null, after: after?.rid ?? 0 }) as { rid: number; ord: number; bm: number }[];
+    return rows.map((r) => ({ rid: r.rid, ord: r.ord, score: -r.bm }));
+  }
+
+  /** Matching rows per UTC day and source. */
+  volume(f: NewsFilter): { day: string; sourceId: number; n: number }[] {
+    return this.#volume.all(this.#params(f)) as { day: string; sourceId: number; n: number }[];
+  }
+
+  #params(f: NewsFilter) {
+    return {
       match: f.match,
-      lo,
-      hi,
+      lo: f.since === undefined ? -1 : ridBase(f.since),
+      hi: f.until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(f.until) + 2 ** SLOT_BITS - 1,
       first: f.includeEdits ? 0 : 1,
       since: f.since ?? Number.MIN_SAFE_INTEGER,
       until: f.until ?? Number.MAX_SAFE_INTEGER,
       sources: f.sources ? JSON.stringify([...f.sources]) : null,
-      limit,
     };
-    if (sort === 'time') return this.#byTime.all(params) as NewsHit[];
-    const rows = this.#byScore.all({ ...params, score: after ? -after.score! : null, after: after?.rid ?? 0 }) as { rid: number; ord: number; bm: number }[];
-    return rows.map((r) => ({ rid: r.rid, ord: r.ord, score: -r.bm }));
   }
 
   close(): void {

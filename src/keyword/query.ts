@@ -4,7 +4,8 @@
  *   election results     both words (AND)
  *   "climate deal"       the phrase
  *   wind OR solar        either (OR binds its neighbours: `a OR b c` is (a or b) and c)
- *   -opinion             not this word or "phrase"
+ *   -opinion             not this word or "phrase" (also: NOT opinion)
+ *   a AND b              the same as `a b`
  *   elect*               a prefix (at least 2 characters)
  *
  * Words go through the document tokenizer (text.ts), so case, diacritics and width fold the
@@ -37,6 +38,7 @@ export function parseQuery(q: string): KeywordQuery {
   const groups: Term[][] = [];
   const excluded: Term[] = [];
   let orPending = false;
+  let notPending = false;
   let count = 0;
   // A quoted phrase (the closing quote may be missing), or a run of anything but space and quote.
   for (const m of q.matchAll(/(-?)"([^"]*)"?|(\S*[^\s"])/gu)) {
@@ -45,12 +47,18 @@ export function parseQuery(q: string): KeywordQuery {
       orPending = groups.length > 0;
       continue;
     }
-    let neg = m[1] === '-';
+    if (raw === 'AND' || raw === 'NOT') {
+      notPending = raw === 'NOT';
+      continue;
+    }
+    let neg = m[1] === '-' || notPending;
+    notPending = false;
     let text = m[2];
     let prefix = false;
     if (raw !== undefined) {
-      neg = raw.startsWith('-') && raw.length > 1;
-      text = neg ? raw.slice(1) : raw;
+      const dash = raw.startsWith('-') && raw.length > 1;
+      neg ||= dash;
+      text = dash ? raw.slice(1) : raw;
       prefix = text.endsWith('*');
       if (prefix) text = text.replace(/\*+$/, '');
     }

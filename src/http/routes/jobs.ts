@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { searchJobs, type JobsParams } from '../../jobs/search-jobs.js';
+import type { Service } from '../../service.js';
+import { errorResponses, queryString, security } from '../schemas.js';
+
+const querystring = queryString({
+  q: { maxLength: 1000, description: 'Keywords over title, company, location, skills and description (the /v1/news query language).' },
+  skills: { description: 'Comma-separated skills (names or aliases from GET /v1/taxonomies/skills), all required.' },
+  location: { maxLength: 200, description: 'Words of the location, in order (e.g. "San Francisco").' },
+  remote: { enum: ['true', 'false'] },
+  since: { description: 'Postings from this time (RFC 3339).' },
+  limit: { pattern: '^[0-9]+$', default: '25', description: '1 to 100.' },
+  cursor: { description: '`next_cursor` of the previous page, with every other parameter but limit unchanged.' },
+});
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const result = {
+  type: 'object',
+  required: ['id', 'url', 'title', 'company', 'location', 'remote', 'employment_type', 'salary_min', 'salary_max', 'salary_currency', 'skills', 'posted_at', 'source', 'snippet'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    url: { type: 'string', format: 'uri' },
+    title: { type: 'string' },
+    company: { type: 'string' },
+    location: nullable('string'),
+    remote: nullable('boolean'),
+    employment_type: nullable('string'),
+    salary_min: nullable('number'),
+    salary_max: nullable('number'),
+    salary_currency: nullable('string'),
+    skills: { type: 'array', items: { type: 'string' }, description: 'Vocabulary names.' },
+    posted_at: { type: 'string', format: 'date-time' },
+    source: { type: 'string' },
+    snippet: { type: 'string' },
+    highlight: { type: ['string', 'null'], description: 'With q: a passage with the matched words in <mark>…</mark>; the rest HTML-escaped.' },
+  },
+} as const;
+
+export function jobsRoutes(app: FastifyInstance, service: Service): void {
+  app.get<{ Querystring: JobsParams }>('/v1/jobs', {
+    config: { auth: true, product: 'jobs', badInput: 'bad_parameter' },
+    schema: {
+      summary: 'Search job postings, newest first',
+      security,
+      querystring,
+      response: {
+        200: { type: 'object', required: ['results', 'count', 'next_cursor'], properties: { results: { type: 'array', items: result }, count: { type: 'integer' }, next_cursor: { type: ['string', 'null'] } } },
+        ...errorResponses(400, 401, 403, 429, 503),
+      },
+    },
+    handler: async (req) => searchJobs(service, req.query),
+  });
+}

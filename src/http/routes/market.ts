@@ -1,0 +1,123 @@
+import type { FastifyInstance } from 'fastify';
+import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy, type NewsVolumeBody, type NewsVolumeParams, type SkillsMarketParams } from '../../market/market.js';
+import type { Service } from '../../service.js';
+import { errorResponses, queryString, security, sourceNames } from '../schemas.js';
+
+const errors = errorResponses(400, 401, 403, 429, 503);
+const volume200 = {
+  type: 'object',
+  required: ['total', 'days', 'sources'],
+  properties: {
+    total: { type: 'integer' },
+    days: {
+      type: 'array',
+      items: { type: 'object', required: ['date', 'count', 'by_source'], properties: { date: { type: 'string', format: 'date' }, count: { type: 'integer' }, by_source: { type: 'object', additionalProperties: { type: 'integer' } } } },
+    },
+    sources: { type: 'array', items: { type: 'object', required: ['name', 'count'], properties: { name: { type: 'string' }, count: { type: 'integer' } } } },
+  },
+} as const;
+const named = (extra: Record<string, unknown>) => ({ type: 'object', required: ['name', ...Object.keys(extra)], properties: { name: { type: 'string' }, ...extra } });
+const skills200 = {
+  type: 'object',
+  required: ['interval', 'since', 'until', 'skills'],
+  properties: {
+    interval: { type: 'string', enum: ['week', 'month'] },
+    since: { type: ['string', 'null'], format: 'date', description: 'First period shown.' },
+    until: { type: ['string', 'null'], format: 'date', description: 'Last period shown.' },
+    skills: {
+      type: 'array',
+      items: named({
+        category: { type: 'string' },
+        total: { type: 'integer' },
+        series: { type: 'array', items: { type: 'object', required: ['period_start', 'postings'], properties: { period_start: { type: 'string', format: 'date' }, postings: { type: 'integer' } } } },
+        co_occurring: { type: 'array', items: named({ postings: { type: 'integer' } }) },
+      }),
+    },
+  },
+} as const;
+const taxonomySkills200 = {
+  type: 'object',
+  required: ['count', 'categories', 'skills'],
+  properties: {
+    count: { type: 'integer' },
+    categories: { type: 'array', items: { type: 'string' } },
+    skills: { type: 'array', items: named({ category: { type: 'string' }, aliases: { type: 'array', items: { type: 'string' } } }) },
+  },
+} as const;
+const taxonomySources200 = {
+  type: 'object',
+  required: ['count', 'sources'],
+  properties: {
+    count: { type: 'integer' },
+    sources: {
+      type: 'array',
+      items: named({
+        homepage: { type: ['string', 'null'] },
+        language: { type: ['string', 'null'], description: 'BCP 47, where known.' },
+        country: { type: ['string', 'null'], description: 'ISO 3166-1 alpha-2, where known.' },
+        article_count: { type: 'integer' },
+      }),
+    },
+  },
+} as const;
+const range = {
+  since: { description: 'Inclusive lower bound (RFC 3339).' },
+  until: { description: 'Inclusive upper bound (RFC 3339).' },
+};
+
+export function marketRoutes(app: FastifyInstance, service: Service): void {
+  const config = { auth: true, product: 'market', badInput: 'bad_parameter' } as const;
+  app.get<{ Querystring: SkillsMarketParams }>('/v1/market/skills', {
+    config,
+    schema: {
+      summary: 'Postings per skill per week or month, and the skills asked for beside each',
+      security,
+      querystring: queryString({ skills: { description: 'Comma-separated skills (vocabulary names or aliases).' }, ...range, interval: { enum: ['week', 'month'], default: 'month' } }, ['skills']),
+      response: { 200: skills200, ...errors },
+    },
+    handler: async (req) => skillsMarket(service, req.query),
+  });
+  app.get<{ Querystring: NewsVolumeParams }>('/v1/market/news-volume', {
+    config,
+    schema: {
+      summary: 'Articles per day and source matching a keyword query',
+      security,
+      querystring: queryString({ q: { maxLength: 1000 }, sources: {}, exclude_sources: {}, ...range, include_edits: { enum: ['true', 'false'] } }, ['q']),
+      response: { 200: volume200, ...errors },
+    },
+    handler: async (req) => newsVolumeByKeyword(service, req.query),
+  });
+  app.post<{ Body: NewsVolumeBody }>('/v1/market/news-volume', {
+    config,
+    schema: {
+      summary: 'Articles per day and source within a cosine floor of a bge-m3 vector',
+      security,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['vector'],
+        properties: {
+          vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' } },
+          min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5 },
+          sources: sourceNames,
+          exclude_sources: sourceNames,
+          since: { type: 'string' },
+          until: { type: 'string' },
+          include_edits: { type: 'boolean' },
+        },
+      },
+      response: { 200: volume200, ...errors, ...errorResponses(413, 415, 422) },
+    },
+    handler: async (req) => newsVolumeByVector(service, req.body),
+  });
+  app.get<{ Querystring: { category?: string } }>('/v1/taxonomies/skills', {
+    config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
+    schema: { summary: 'The reviewed skill vocabulary', security, querystring: queryString({ category: { enum: [...service.vocabulary.categories] } }), response: { 200: taxonomySkills200, ...errors } },
+    handler: async (req) => skillsTaxonomy(service.vocabulary, req.query),
+  });
+  app.get('/v1/taxonomies/sources', {
+    config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
+    schema: { summary: 'News sources with language and country where known', security, querystring: queryString({}), response: { 200: taxonomySources200, ...errors } },
+    handler: async () => sourcesTaxonomy(service.store.listSources(), service.outlets.list()),
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * GET /v1/jobs as a pure function of its query parameters: postings newest first, filtered by
+ * keywords (the /v1/news query language), vocabulary skills (all required), location words,
+ * remote and posting time; keyset cursor.
+ */
+import { AppError } from '../errors.js';
+import type { JobsIndex } from '../keyword/jobs.js';
+import { highlight } from '../keyword/highlight.js';
+import { bool, csv, int, text, timeRange } from '../keyword/params.js';
+import { parseQuery, termMatcher } from '../keyword/query.js';
+import { tokenize } from '../keyword/text.js';
+import { fingerprint, type CursorCodec } from '../match/index.js';
+import { formatTime } from '../time.js';
+import type { JobRecord, JobStore } from './store.js';
+import type { Vocabulary } from './vocabulary.js';
+
+export interface JobsDeps {
+  jobs: JobStore;
+  jobsIndex: JobsIndex;
+  vocabulary: Vocabulary;
+  cursors: CursorCodec;
+}
+
+export type JobsParams = Partial<Record<'q' | 'skills' | 'location' | 'remote' | 'since' | 'limit' | 'cursor', string>>;
+
+export interface JobResult {
+  id: string;
+  url: string;
+  title: string;
+  company: string;
+  location: string | null;
+  remote: boolean | null;
+  employment_type: string | null;
+  salary_min: number | null;
+  salary_max: number | null;
+  salary_currency: string | null;
+  skills: string[];
+  posted_at: string;
+  source: string;
+  /** The description's opening, up to about 300 characters. */
+  snippet: string;
+  /** With `q`: a passage with the matched words in <mark>…</mark>. */
+  highlight?: string | null;
+}
+
+export interface JobsResponse {
+  results: JobResult[];
+  count: number;
+  next_cursor: string | null;
+}
+
+/** Canonical names of a comma-separated skills parameter; 400 unknown_skill naming any outside the vocabulary. */
+export function resolveSkills(vocabulary: Vocabulary, value: string | undefined): string[] {
+  const names = csv('skills', value, 20) ?? [];
+  const unknown = names.filter((n) => !vocabulary.resolve(n));
+  if (unknown.length) throw new AppError('unknown_skill', `skills: ${unknown.map((n) => JSON.stringify(n)).join(', ')} not in the reviewed vocabulary (GET /v1/taxonomies/skills)`);
+  return [...new Set(names.map((n) => vocabulary.resolve(n)!.name))];
+}
+
+/** The FTS5 expression of q and location together (null: neither). */
+function matchOf(q: string | undefined, location: string | undefined): { match: string | null; matches?: (norm: string) => boolean } {
+  const parts: string[] = [];
+  let matches: ((norm: string) => boolean) | undefined;
+  if (q !== undefined) {
+    const query = parseQuery(q);
+    parts.push(`(${query.match})`);
+    matches = termMatcher(query);
+  }
+  if (location !== undefined) {
+    const tokens = tokenize(location, true).map((t) => t.norm);
+    if (tokens.length === 0) throw new AppError('bad_parameter', 'location: no letters or digits');
+    parts.push(`location : "${tokens.join(' ')}"`);
+  }
+  return { match: parts.length ? parts.join(' AND ') : null, matches };
+}
+
+const opening = (s: string, max = 300): string => {
+  if (s.length <= max) return s;
+  const cut = s.lastIndexOf(' ', max);
+  return `${s.slice(0, cut > max / 2 ? cut : max)}…`;
+};
+
+export function jobResult(j: JobRecord): JobResult {
+  return {
+    id: j.id,
+    url: j.url,
+    title: j.title,
+    company: j.company,
+    location: j.location,
+    remote: j.remote,
+    employment_type: j.employmentType,
+    salary_min: j.salaryMin,
+    salary_max: j.salaryMax,
+    salary_currency: j.salaryCurrency,
+    skills: j.skills,
+    posted_at: formatTime(j.postedAt),
+    source: j.source,
+    snippet: opening(j.description),
+  };
+}
+
+export function searchJobs(deps: JobsDeps, p: JobsParams): JobsResponse {
+  const q = text('q', p.q, 1000);
+  const location = text('location', p.location, 200);
+  const skills = resolveSkills(deps.vocabulary, p.skills);
+  const remote = bool('remote', p.remote);
+  const { since } = timeRange(p.since, undefined);
+  const limit = int('limit', p.limit, 1, 100) ?? 25;
+  const { match, matches } = matchOf(q, location);
+  const fp = fingerprint({ corpus: 'jobs', q, location, skills: [...skills].sort(), remote, since });
+  let after: number | undefined;
+  if (p.cursor !== undefined) {
+    after = deps.cursors.decode(p.cursor, fp).t;
+    if (!Number.isSafeInteger(after)) throw new AppError('bad_cursor', 'cursor is malformed');
+  }
+  deps.jobsIndex.catchUp();
+  const hits = deps.jobsIndex.search({ match, skills, remote, since }, limit + 1, after);
+  const shown = hits.slice(0, limit);
+  const results = shown.map((h) => {
+    const job = deps.jobs.get(h.ord)!;
+    const r = jobResult(job);
+    if (matches) r.highlight = highlight([job.description, job.title, job.skills.join(', ')], matches);
+    return r;
+  });
+  const next = hits.length > limit ? deps.cursors.encode({ t: shown[shown.length - 1].rid, id: '' }, fp) : null;
+  return { results, count: results.length, next_cursor: next };
+}

@@ -1,0 +1,220 @@
+/**
+ * Market intelligence and taxonomies (indexed, 1 credit a call): counts over the stored
+ * corpora, as pure functions of their parameters.
+ *
+ * - skillsMarket: postings per skill per week or month, and the skills most often asked for
+ *   beside it.
+ * - newsVolume: articles per UTC day and source for a keyword query (the /v1/news language)
+ *   or a bge-m3 vector above a cosine floor (the /v1/match range search).
+ * - skillsTaxonomy / sourcesTaxonomy: the skill vocabulary, the outlets.
+ */
+import { AppError } from '../errors.js';
+import type { JobsIndex } from '../keyword/jobs.js';
+import type { NewsIndex } from '../keyword/news.js';
+import { bool, csv, oneOf, text, timeRange } from '../keyword/params.js';
+import { parseQuery } from '../keyword/query.js';
+import { resolveSkills } from '../jobs/search-jobs.js';
+import type { Skill, Vocabulary } from '../jobs/vocabulary.js';
+import type { OutletRecord } from '../ingest/outlets.js';
+import { resolveSources } from '../match/index.js';
+import { normalise, type Domain, type VectorSearch } from '../search/index.js';
+import type { Catalog, SourceRecord, Store } from '../store/index.js';
+
+const DAY = 86_400;
+/** Buckets a series may have (ten years of weeks). */
+const MAX_BUCKETS = 530;
+const CO_OCCURRING = 10;
+
+export interface MarketDeps {
+  store: Store;
+  catalog: Catalog;
+  search: VectorSearch;
+  news: NewsIndex;
+  jobsIndex: JobsIndex;
+  vocabulary: Vocabulary;
+  sync(): void;
+  outletNames?: () => Set<string>;
+}
+
+export type SkillsMarketParams = Partial<Record<'skills' | 'since' | 'until' | 'interval', string>>;
+
+export interface SkillSeries {
+  name: string;
+  category: string;
+  total: number;
+  series: { period_start: string; postings: number }[];
+  co_occurring: { name: string; postings: number }[];
+}
+
+/** The first second of the week (Monday, UTC) or month holding `t`, and the one after. */
+function bucketOf(t: number, interval: 'week' | 'month'): number {
+  const d = new Date(t * 1000);
+  if (interval === 'month') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  const day = Math.floor(t / DAY);
+  return (day - ((new Date(day * DAY * 1000).getUTCDay() + 6) % 7)) * DAY;
+}
+function nextBucket(b: number, interval: 'week' | 'month'): number {
+  if (interval === 'week') return b + 7 * DAY;
+  const d = new Date(b * 1000);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}
+const isoDay = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
+
+export function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
+  const names = resolveSkills(deps.vocabulary, p.skills);
+  if (names.length === 0) throw new AppError('bad_parameter', 'skills is required: comma-separated names from GET /v1/taxonomies/skills');
+  const interval = oneOf('interval', p.interval, ['week', 'month'] as const) ?? 'month';
+  const range = timeRange(p.since, p.until);
+  deps.jobsIndex.catchUp();
+  const skills = names.map((name): SkillSeries => {
+    const times = deps.jobsIndex.postedTimes(name, range.since, range.until);
+    const counts = new Map<number, number>();
+    for (const t of times) counts.set(bucketOf(t, interval), (counts.get(bucketOf(t, interval)) ?? 0) + 1);
+    return {
+      name,
+      category: deps.vocabulary.resolve(name)!.category,
+      total: times.length,
+      series: [...counts].map(([b, n]) => ({ period_start: isoDay(b), postings: n })),
+      co_occurring: deps.jobsIndex.coOccurring(name, range.since, range.until, CO_OCCURRING),
+    };
+  });
+  // Every bucket from the first to the last, zeros included, the same for every skill.
+  const all = skills.flatMap((s) => s.series.map((x) => Date.parse(`${x.period_start}T00:00:00Z`) / 1000));
+  const first = range.since !== undefined ? bucketOf(range.since, interval) : all.length ? Math.min(...all) : undefined;
+  const last = range.until !== undefined ? bucketOf(range.until, interval) : all.length ? Math.max(...all) : undefined;
+  const buckets: number[] = [];
+  if (first !== undefined && last !== undefined) {
+    for (let b = first; b <= last; b = nextBucket(b, interval)) {
+      if (buckets.length >= MAX_BUCKETS) throw new AppError('bad_parameter', `more than ${MAX_BUCKETS} ${interval}s: narrow since/until or use interval=month`);
+      buckets.push(b);
+    }
+  }
+  for (const s of skills) {
+    const have = new Map(s.series.map((x) => [x.period_start, x.postings]));
+    s.series = buckets.map((b) => ({ period_start: isoDay(b), postings: have.get(isoDay(b)) ?? 0 }));
+  }
+  return { interval, since: first === undefined ? null : isoDay(first), until: last === undefined ? null : isoDay(last), skills };
+}
+
+export type NewsVolumeParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'include_edits', string>>;
+
+/** The JSON body of POST /v1/market/news-volume (schema-checked by the route). */
+export interface NewsVolumeBody {
+  vector: number[];
+  min_score?: number;
+  sources?: string[];
+  exclude_sources?: string[];
+  since?: string;
+  until?: string;
+  include_edits?: boolean;
+}
+
+export interface NewsVolume {
+  total: number;
+  days: { date: string; count: number; by_source: Record<string, number> }[];
+  sources: { name: string; count: number }[];
+}
+
+function volumeOf(rows: { day: string; sourceId: number; n: number }[], sources: SourceRecord[]): NewsVolume {
+  const names = new Map(sources.map((s) => [s.id, s.name]));
+  const days = new Map<string, NewsVolume['days'][number]>();
+  const bySource = new Map<string, number>();
+  let total = 0;
+  for (const r of rows) {
+    const name = names.get(r.sourceId) ?? '';
+    let d = days.get(r.day);
+    if (!d) days.set(r.day, (d = { date: r.day, count: 0, by_source: {} }));
+    d.count += r.n;
+    d.by_source[name] = (d.by_source[name] ?? 0) + r.n;
+    bySource.set(name, (bySource.get(name) ?? 0) + r.n);
+    total += r.n;
+  }
+  return {
+    total,
+    days: [...days.values()].sort((a, b) => a.date.localeCompare(b.date)),
+    sources: [...bySource].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count || a.name.localeCompare(b.name)),
+  };
+}
+
+function domainOf(deps: MarketDeps, include: string[] | undefined, exclude: string[] | undefined, since?: string, until?: string, includeEdits?: boolean) {
+  if (include && exclude) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
+  const sources = deps.store.listSources();
+  const allowed = resolveSources(sources, include, exclude, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
+  return { sources, domain: { ...timeRange(since, until), includeEdits: includeEdits ?? false, sources: allowed } satisfies Domain };
+}
+
+/** GET: articles a keyword query matches, per day and source. */
+export function newsVolumeByKeyword(deps: MarketDeps, p: NewsVolumeParams): NewsVolume {
+  const query = parseQuery(text('q', p.q, 1000, true));
+  const { sources, domain } = domainOf(deps, csv('sources', p.sources), csv('exclude_sources', p.exclude_sources), p.since, p.until, bool('include_edits', p.include_edits));
+  deps.news.refresh();
+  return volumeOf(deps.news.volume({ match: query.match, ...domain }), sources);
+}
+
+/** POST: articles within a cosine floor of a bge-m3 vector, per day and source. */
+export async function newsVolumeByVector(deps: MarketDeps, b: NewsVolumeBody): Promise<NewsVolume> {
+  const query = normalise(b.vector);
+  if (!query) throw new AppError('bad_parameter', 'vector: an all-zero vector has no direction');
+  const { sources, domain } = domainOf(deps, b.sources, b.exclude_sources, b.since, b.until, b.include_edits);
+  deps.sync();
+  const hits = await deps.search.range(query, b.min_score ?? 0.5, domain);
+  const counts = new Map<string, { day: string; sourceId: number; n: number }>();
+  for (const h of hits) {
+    const day = isoDay(deps.catalog.eventTime[h.ord]);
+    const sourceId = deps.catalog.sourceId[h.ord];
+    const key = `${day}\0${sourceId}`;
+    const c = counts.get(key);
+    if (c) c.n++;
+    else counts.set(key, { day, sourceId, n: 1 });
+  }
+  return volumeOf([...counts.values()], sources);
+}
+
+export function skillsTaxonomy(vocabulary: Vocabulary, p: { category?: string }): { count: number; categories: readonly string[]; skills: Skill[] } {
+  const category = oneOf('category', p.category, vocabulary.categories);
+  const skills = vocabulary.skills.filter((s) => category === undefined || s.category === category);
+  return { count: skills.length, categories: vocabulary.categories, skills: skills.map((s) => ({ name: s.name, category: s.category, aliases: s.aliases })) };
+}
+
+export interface SourceTaxon {
+  name: string;
+  homepage: string | null;
+  language: string | null;
+  country: string | null;
+  article_count: number;
+}
+
+/**
+ * Every source with articles and every outlet, with language and country where known: as
+ * given to `sources add`, else the country of the homepage's country-code domain.
+ */
+export function sourcesTaxonomy(stored: SourceRecord[], outlets: OutletRecord[]): { count: number; sources: SourceTaxon[] } {
+  const byName = new Map<string, SourceTaxon>();
+  for (const s of stored) byName.set(s.name, { name: s.name, homepage: s.homepage, language: null, country: null, article_count: s.articleCount });
+  for (const o of outlets) {
+    const t = byName.get(o.name) ?? { name: o.name, homepage: o.homepage, language: null, country: null, article_count: 0 };
+    t.homepage ??= o.homepage;
+    t.language = o.language ?? null;
+    t.country = o.country ?? null;
+    byName.set(o.name, t);
+  }
+  for (const t of byName.values()) t.country ??= countryOfHost(t.homepage);
+  const sources = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { count: sources.length, sources };
+}
+
+/** ISO 3166-1 code of a homepage's country-code top-level domain (`.co.uk` → GB), or null. */
+function countryOfHost(homepage: string | null): string | null {
+  if (!homepage) return null;
+  let host: string;
+  try {
+    host = new URL(homepage).hostname;
+  } catch {
+    return null;
+  }
+  const tld = host.split('.').pop() ?? '';
+  if (!/^[a-z]{2}$/.test(tld)) return null;
+  // Two-letter domains sold as generic names say nothing of a country.
+  if (['io', 'ai', 'co', 'tv', 'me', 'fm', 'ly', 'gg', 'sh', 'to', 'cc', 'ws', 'eu'].includes(tld)) return null;
+  return tld === 'uk' ? 'GB' : tld.toUpperCase();
+}
