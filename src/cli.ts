@@ -246,7 +246,7 @@ async function reindexCommand(config: Config): Promise<number> {
     }
     bar?.stop();
     const postings = new JobsIndex(keyword, new JobStore(store)).catchUp();
-    process.stdout.write(`keyword index rebuilt: ${done} revisions, ${postings} job postings\n`);
+    process.stdout.write(`keyword index rebuilt: ${done} revisions, ${postings} job posting versions\n`);
     return 0;
   } finally {
     keyword.close();

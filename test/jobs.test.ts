@@ -343,6 +343,22 @@ describe('market intelligence', () => {
   });
 });
 
+describe('reindex --keyword', () => {
+  it('rebuilds news and jobs from LMDB and answers the same', async () => {
+    const jobsBefore = (await get('/v1/jobs?limit=100&skills=postgres')).body.results.map((r: any) => r.id);
+    const newsBefore = (await get('/v1/news?q=strike&limit=100')).body.results.map((r: any) => r.id);
+    expect(newsBefore.length).toBe(4);
+    await h.reopen(() => {
+      const r = cli(['reindex', '--keyword'], h.env);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/keyword index rebuilt: \d+ revisions, 62 job posting versions/);
+      expect(cli(['reindex'], h.env).status).toBe(2);
+    });
+    expect((await get('/v1/jobs?limit=100&skills=postgres')).body.results.map((r: any) => r.id)).toEqual(jobsBefore);
+    expect((await get('/v1/news?q=strike&limit=100')).body.results.map((r: any) => r.id)).toEqual(newsBefore);
+  }, 120_000);
+});
+
 /** A unit vector along axis `k`. */
 function unit(k: number): Float32Array {
   const v = new Float32Array(1024);
