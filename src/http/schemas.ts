@@ -43,3 +43,14 @@ export function queryString(props: Record<string, Record<string, unknown>>, requ
     properties: Object.fromEntries(Object.entries(props).map(([k, v]) => [k, { type: 'string', ...v }])),
   } as const;
 }
+
+/** The fields every article row shares (a /v1/match item, a /v1/news result). */
+export const articleFields = {
+  id: { type: 'string', format: 'uuid' },
+  title: { type: 'string' },
+  body: { type: 'string' },
+  source_name: { type: 'string' },
+  source_url: { type: 'string', format: 'uri' },
+  event_time: { type: 'string', format: 'date-time' },
+} as const;
+export const ARTICLE_FIELDS = Object.keys(articleFields) as (keyof typeof articleFields)[];

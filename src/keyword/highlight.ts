@@ -3,9 +3,21 @@
  * matched words, each marked with <mark>…</mark>. The rest is HTML-escaped, so the passage can
  * be shown as HTML as it is.
  */
-import { tokenize } from './text.js';
+import { tokenize, type Token } from './text.js';
+
+/** Runs between whitespace: tokenized one at a time while looking for the first hit. */
+const WORD_RUN = /\S+/g;
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The first matched token of `text`, found a word at a time (a long text is rarely read to its end). */
+function firstHit(text: string, matches: (norm: string) => boolean): Token | undefined {
+  for (const m of text.matchAll(WORD_RUN)) {
+    const found = tokenize(m[0]).find((t) => matches(t.norm));
+    if (found) return { ...found, start: found.start + m.index!, end: found.end + m.index! };
+  }
+  return undefined;
+}
 
 /**
  * The passage of the first of `texts` that has a matched word, at most about `width`
@@ -15,19 +27,23 @@ export function highlight(texts: (string | (() => string))[], matches: (norm: st
   for (const t of texts) {
     // A function is read only when the texts before it had no hit (the full text is large).
     const text = typeof t === 'function' ? t() : t;
-    const hits = tokenize(text).filter((t) => matches(t.norm));
-    if (hits.length === 0) continue;
+    const first = firstHit(text, matches);
+    if (!first) continue;
     // Start a little before the first hit, at a word boundary.
-    let start = Math.max(0, hits[0].start - Math.floor(width / 4));
+    let start = Math.max(0, first.start - Math.floor(width / 4));
     if (start > 0) {
       const space = text.indexOf(' ', start);
-      start = space >= 0 && space < hits[0].start ? space + 1 : start;
+      start = space >= 0 && space < first.start ? space + 1 : start;
     }
     let end = Math.min(text.length, start + width);
     if (end < text.length) {
       const space = text.lastIndexOf(' ', end);
-      if (space > hits[0].end) end = space;
+      if (space > first.end) end = space;
     }
+    // Only the passage is tokenized in full (a token cut at its edges is left unmarked).
+    const hits = tokenize(text.slice(start, end))
+      .filter((h) => matches(h.norm))
+      .map((h) => ({ start: h.start + start, end: h.end + start }));
     // Bigram hits of one CJK word overlap: merge marked spans before writing them.
     const spans: [number, number][] = [];
     for (const h of hits) {

@@ -4,7 +4,7 @@
  * time and edit filters of /v1/match.
  */
 import { AppError } from '../errors.js';
-import { fingerprint, resolveSources, type CursorCodec } from '../match/index.js';
+import { fingerprint, resolveSources, type CursorCodec, type MatchItem } from '../match/index.js';
 import type { Store } from '../store/index.js';
 import { formatTime } from '../time.js';
 import { highlight } from './highlight.js';
@@ -23,13 +23,8 @@ export interface NewsDeps {
 /** The query string, as sent (every value a string). */
 export type NewsParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'sort' | 'include_edits' | 'limit' | 'cursor', string>>;
 
-export interface NewsResult {
-  id: string;
-  title: string;
-  body: string;
-  source_name: string;
-  source_url: string;
-  event_time: string;
+/** A match item's article fields, `score` under sort=relevance, and the highlight. */
+export interface NewsResult extends Omit<MatchItem, 'score' | 'best_chunk'> {
   score?: number;
   highlight: string | null;
 }

@@ -27,10 +27,14 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 const SEGMENTED = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const LATINISH_MARKS = /([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/gu;
 
+const ASCII = /^[\u0000-\u007f]*$/;
+
 const segmenter = new Intl.Segmenter('th', { granularity: 'word' });
 
 /** Folds one token's text (see above). */
 export function fold(s: string): string {
+  // Plain ASCII (most tokens of most corpora) has nothing to normalise but case.
+  if (ASCII.test(s)) return s.toLowerCase();
   let t = s.normalize('NFKC').toLowerCase();
   // Only marks on Latin-like letters are diacritics to drop; elsewhere a mark is the letter.
   if (/[^\u0000-\u007f]/.test(t)) t = t.normalize('NFD').replace(LATINISH_MARKS, '$1').normalize('NFC').replace(/ß/g, 'ss');

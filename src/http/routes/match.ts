@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { match, MODEL, type MatchRequest } from '../../match/index.js';
 import type { Service } from '../../service.js';
-import { errorResponses, security, sourceNames } from '../schemas.js';
+import { ARTICLE_FIELDS, articleFields, errorResponses, security, sourceNames } from '../schemas.js';
 
 const body = {
   type: 'object',
@@ -25,14 +25,9 @@ const body = {
 
 const item = {
   type: 'object',
-  required: ['id', 'title', 'body', 'source_name', 'source_url', 'event_time', 'score', 'best_chunk'],
+  required: [...ARTICLE_FIELDS, 'score', 'best_chunk'],
   properties: {
-    id: { type: 'string', format: 'uuid' },
-    title: { type: 'string' },
-    body: { type: 'string' },
-    source_name: { type: 'string' },
-    source_url: { type: 'string', format: 'uri' },
-    event_time: { type: 'string', format: 'date-time' },
+    ...articleFields,
     score: { type: ['number', 'null'] },
     best_chunk: { type: ['string', 'null'] },
   },

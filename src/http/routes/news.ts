@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NEWS_SORTS, Q_MAX, searchNews, type NewsParams } from '../../keyword/search-news.js';
 import type { Service } from '../../service.js';
-import { errorResponses, queryString, security } from '../schemas.js';
+import { ARTICLE_FIELDS, articleFields, errorResponses, queryString, security } from '../schemas.js';
 
 const querystring = queryString({
   q: { maxLength: Q_MAX, description: 'Keywords, all required; "a phrase", a OR b, -excluded, prefix*. Case, diacritics and width are folded.' },
@@ -17,14 +17,9 @@ const querystring = queryString({
 
 const result = {
   type: 'object',
-  required: ['id', 'title', 'body', 'source_name', 'source_url', 'event_time', 'highlight'],
+  required: [...ARTICLE_FIELDS, 'highlight'],
   properties: {
-    id: { type: 'string', format: 'uuid' },
-    title: { type: 'string' },
-    body: { type: 'string' },
-    source_name: { type: 'string' },
-    source_url: { type: 'string', format: 'uri' },
-    event_time: { type: 'string', format: 'date-time' },
+    ...articleFields,
     score: { type: 'number', description: 'BM25 (higher is better); only with sort=relevance.' },
     highlight: { type: ['string', 'null'], description: 'A passage with the matched words in <mark>…</mark>; the rest HTML-escaped.' },
   },
