@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import type { JobsIndex } from '../keyword/jobs.js';
 import { highlight } from '../keyword/highlight.js';
 import { bool, csv, int, text, timeRange } from '../keyword/params.js';
-import { parseQuery, termMatcher } from '../keyword/query.js';
+import { parseQuery, termMatcher, type TokenMatch } from '../keyword/query.js';
 import { tokenize } from '../keyword/text.js';
 import { fingerprint, type CursorCodec } from '../match/index.js';
 import { formatTime } from '../time.js';
@@ -58,9 +58,9 @@ export function resolveSkills(vocabulary: Vocabulary, value: string | undefined)
 }
 
 /** The FTS5 expression of q and location together (null: neither). */
-function matchOf(q: string | undefined, location: string | undefined): { match: string | null; matches?: (norm: string) => boolean } {
+function matchOf(q: string | undefined, location: string | undefined): { match: string | null; matches?: (norm: string) => TokenMatch } {
   const parts: string[] = [];
-  let matches: ((norm: string) => boolean) | undefined;
+  let matches: ((norm: string) => TokenMatch) | undefined;
   if (q !== undefined) {
     const query = parseQuery(q);
     parts.push(`(${query.match})`);

@@ -11,11 +11,11 @@
 import Database from 'better-sqlite3';
 
 /** Bump to rebuild every index built by an older layout. */
-const SCHEMA = 1;
+const SCHEMA = 2;
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
--- rid orders rows newest-first without a sort: event_time << 21 | a slot within that second.
+-- rid orders rows newest-first without a sort: (event_time - 1900) << 20 | a slot within that second.
 CREATE TABLE IF NOT EXISTS news_rows (
   rid INTEGER PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, event_time INTEGER NOT NULL,
   source_id INTEGER NOT NULL, first INTEGER NOT NULL);
@@ -31,9 +31,29 @@ CREATE VIRTUAL TABLE IF NOT EXISTS job_fts USING fts5(
 
 export type Corpus = 'news' | 'jobs';
 
-/** Seconds are clamped to 1970..2106 for ordering (the exact time is kept beside it). */
-export const SLOT_BITS = 21;
-export const ridBase = (seconds: number): number => Math.min(Math.max(Math.floor(seconds), 0), 2 ** 32 - 1) * 2 ** SLOT_BITS;
+/**
+ * Row ids are the time order: seconds since 1900 shifted past a slot within the second, so
+ * they stay below 2^53 (JavaScript's exact integers) through 2172. Times outside 1900..2172
+ * are clamped for ordering only (the exact time is kept beside, and filters read it).
+ */
+const SLOT_BITS = 20;
+const SLOTS = 2 ** SLOT_BITS;
+const EPOCH = Date.UTC(1900, 0, 1) / 1000;
+const ridBase = (seconds: number): number => Math.min(Math.max(Math.floor(seconds) - EPOCH, 0), 2 ** 33 - 1) * SLOTS;
+
+/** The rid range of rows whose time is within [since, until] (either bound open). */
+export function ridRange(since?: number, until?: number): { lo: number; hi: number } {
+  return { lo: since === undefined ? -1 : ridBase(since), hi: until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(until) + SLOTS - 1 };
+}
+
+/** The next free rid of a row at `seconds`, given a statement answering the largest rid in [a, b). */
+export function nextRid(maxRid: { get(a: number, b: number): unknown }, seconds: number): number {
+  const base = ridBase(seconds);
+  const top = maxRid.get(base, base + SLOTS) as number | null;
+  if (top === null) return base;
+  if (top + 1 >= base + SLOTS) throw new Error(`more than ${SLOTS} rows in one second of the keyword index`);
+  return top + 1;
+}
 
 export class KeywordDb {
   readonly db: Database.Database;

@@ -3,17 +3,23 @@
  * matched words, each marked with <mark>…</mark>. The rest is HTML-escaped, so the passage can
  * be shown as HTML as it is.
  */
-import { tokenize, type Token } from './text.js';
+import type { TokenMatch } from './query.js';
+import { ASCII, tokenize, WORD, type Token } from './text.js';
 
-/** Runs between whitespace: tokenized one at a time while looking for the first hit. */
-const WORD_RUN = /\S+/g;
+
+const isLowSurrogate = (s: string, i: number) => i > 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The first matched token of `text`, found a word at a time (a long text is rarely read to its end). */
-function firstHit(text: string, matches: (norm: string) => boolean): Token | undefined {
-  for (const m of text.matchAll(WORD_RUN)) {
-    const found = tokenize(m[0]).find((t) => matches(t.norm));
+function firstHit(text: string, matches: (norm: string) => TokenMatch): Token | undefined {
+  for (const m of text.matchAll(WORD)) {
+    // A plain ASCII word is its own token, lower-cased; anything else goes through the tokenizer.
+    if (ASCII.test(m[0])) {
+      if (matches(m[0].toLowerCase()) !== null) return { norm: m[0].toLowerCase(), start: m.index!, end: m.index! + m[0].length };
+      continue;
+    }
+    const found = tokenize(m[0]).find((t) => matches(t.norm) !== null);
     if (found) return { ...found, start: found.start + m.index!, end: found.end + m.index! };
   }
   return undefined;
@@ -23,7 +29,7 @@ function firstHit(text: string, matches: (norm: string) => boolean): Token | und
  * The passage of the first of `texts` that has a matched word, at most about `width`
  * characters, cut at spaces where it can be; null when none has one.
  */
-export function highlight(texts: (string | (() => string))[], matches: (norm: string) => boolean, width = 240): string | null {
+export function highlight(texts: (string | (() => string))[], matches: (norm: string) => TokenMatch, width = 240): string | null {
   for (const t of texts) {
     // A function is read only when the texts before it had no hit (the full text is large).
     const text = typeof t === 'function' ? t() : t;
@@ -40,10 +46,17 @@ export function highlight(texts: (string | (() => string))[], matches: (norm: st
       const space = text.lastIndexOf(' ', end);
       if (space > first.end) end = space;
     }
+    // Never cut a character outside the BMP (an emoji, a rare kanji) in half.
+    if (isLowSurrogate(text, start)) start--;
+    if (isLowSurrogate(text, end)) end++;
     // Only the passage is tokenized in full (a token cut at its edges is left unmarked).
-    const hits = tokenize(text.slice(start, end))
-      .filter((h) => matches(h.norm))
-      .map((h) => ({ start: h.start + start, end: h.end + start }));
+    const hits: { start: number; end: number }[] = [];
+    for (const h of tokenize(text.slice(start, end))) {
+      const m = matches(h.norm);
+      if (m === null) continue;
+      const at = h.start + start;
+      hits.push({ start: at, end: m === 'all' ? h.end + start : at + (text.codePointAt(at)! > 0xffff ? 2 : 1) });
+    }
     // Bigram hits of one CJK word overlap: merge marked spans before writing them.
     const spans: [number, number][] = [];
     for (const h of hits) {

@@ -6,7 +6,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { JobRecord, JobStore } from '../jobs/store.js';
-import { ridBase, SLOT_BITS, type KeywordDb } from './db.js';
+import { nextRid, ridRange, type KeywordDb } from './db.js';
 import { indexText } from './text.js';
 
 export interface JobFilter {
@@ -99,9 +99,7 @@ export class JobsIndex {
       const old = this.#ridOf.get(job.replaces) as number | undefined;
       if (old !== undefined) for (const s of this.#drop) s.run(old);
     }
-    const base = ridBase(job.postedAt);
-    const top = this.#maxRid.get(base, base + 2 ** SLOT_BITS) as number | null;
-    const rid = top === null ? base : top + 1;
+    const rid = nextRid(this.#maxRid, job.postedAt);
     this.#insertRow.run(rid, job.ord, job.postedAt, job.remote === null ? null : job.remote ? 1 : 0);
     this.#insertFts.run(rid, indexText(job.title), indexText(job.company), indexText(job.location ?? ''), indexText(job.skills.join(' ')), indexText(job.description));
     for (const skill of job.skills) this.#insertSkill.run(skill, rid);
@@ -109,11 +107,10 @@ export class JobsIndex {
 
   /** Postings newest first, after the row `afterRid` when given. */
   search(f: JobFilter, limit: number, afterRid?: number): JobHit[] {
-    let hi = f.until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(f.until) + 2 ** SLOT_BITS - 1;
-    if (afterRid !== undefined) hi = Math.min(hi, afterRid - 1);
+    const { lo, hi } = ridRange(f.since, f.until);
     const params = {
-      lo: f.since === undefined ? -1 : ridBase(f.since),
-      hi,
+      lo,
+      hi: afterRid === undefined ? hi : Math.min(hi, afterRid - 1),
       since: f.since ?? Number.MIN_SAFE_INTEGER,
       until: f.until ?? Number.MAX_SAFE_INTEGER,
       remote: f.remote === undefined ? null : f.remote ? 1 : 0,

@@ -10,7 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
-import { ridBase, SLOT_BITS, type KeywordDb } from './db.js';
+import { nextRid, ridRange, type KeywordDb } from './db.js';
 import { indexText } from './text.js';
 
 export interface NewsFilter {
@@ -104,9 +104,7 @@ export class NewsIndex {
   #add(ord: number): void {
     const rev = this.store.revisions.get(ord);
     if (!rev) throw new Error(`LMDB has no revision ${ord} below nextOrd: the store is damaged`);
-    const base = ridBase(rev.eventTime);
-    const top = this.#maxRid.get(base, base + 2 ** SLOT_BITS) as number | null;
-    const rid = top === null ? base : top + 1;
+    const rid = nextRid(this.#maxRid, rev.eventTime);
     this.#insertRow.run(rid, ord, rev.eventTime, rev.sourceId, rev.first ? 1 : 0);
     this.#insertFts.run(rid, indexText(rev.title), indexText(rev.body), indexText(this.store.texts.get(ord) ?? ''));
   }
@@ -162,8 +160,7 @@ export class NewsIndex {
   #params(f: NewsFilter) {
     return {
       match: f.match,
-      lo: f.since === undefined ? -1 : ridBase(f.since),
-      hi: f.until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(f.until) + 2 ** SLOT_BITS - 1,
+      ...ridRange(f.since, f.until),
       first: f.includeEdits ? 0 : 1,
       since: f.since ?? Number.MIN_SAFE_INTEGER,
       until: f.until ?? Number.MAX_SAFE_INTEGER,

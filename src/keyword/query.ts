@@ -94,12 +94,29 @@ export function parseQuery(q: string): KeywordQuery {
   return { groups, excluded, match };
 }
 
-/** A test of one folded token against the query's wanted terms (for highlighting). */
-export function termMatcher(query: Pick<KeywordQuery, 'groups'>): (norm: string) => boolean {
+/**
+ * What of a folded token the query matched, for highlighting: 'all' (a word, a phrase's
+ * token, a prefix's word), 'first' (a one-character CJK term heads the bigram: only that
+ * character), or null.
+ */
+export type TokenMatch = 'all' | 'first' | null;
+
+export function termMatcher(query: Pick<KeywordQuery, 'groups'>): (norm: string) => TokenMatch {
   const exact = new Set<string>();
   const prefixes: string[] = [];
+  const heads = new Set<string>();
   for (const t of query.groups.flat()) {
-    t.tokens.forEach((tok, i) => (t.prefix && i === t.tokens.length - 1 ? prefixes.push(tok) : exact.add(tok)));
+    t.tokens.forEach((tok, i) => {
+      if (!t.prefix || i < t.tokens.length - 1) exact.add(tok);
+      else if (t.tokens.length === 1 && isCjkChar(tok)) heads.add(tok);
+      else prefixes.push(tok);
+    });
   }
-  return (norm) => exact.has(norm) || prefixes.some((p) => norm.startsWith(p));
+  return (norm) => {
+    if (exact.has(norm) || prefixes.some((p) => norm.startsWith(p))) return 'all';
+    if (heads.size === 0) return null;
+    const head = String.fromCodePoint(norm.codePointAt(0)!);
+    if (!heads.has(head)) return null;
+    return head === norm ? 'all' : 'first';
+  };
 }

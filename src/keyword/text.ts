@@ -22,12 +22,12 @@ export interface Token {
   end: number;
 }
 
-const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+export const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー々〆]+/gu;
 const SEGMENTED = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const LATINISH_MARKS = /([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/gu;
 
-const ASCII = /^[\u0000-\u007f]*$/;
+export const ASCII = /^[\u0000-\u007f]*$/;
 
 const segmenter = new Intl.Segmenter('th', { granularity: 'word' });
 
@@ -47,6 +47,10 @@ export function tokenize(text: string, query = false): Token[] {
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
     const at = m.index!;
+    if (ASCII.test(word)) {
+      out.push({ norm: word.toLowerCase(), start: at, end: at + word.length });
+      continue;
+    }
     if (!/[^\p{M}]/u.test(word)) continue; // marks alone are no word
     if (!/[^\u0000-\u024f]/.test(word)) {
       out.push({ norm: fold(word), start: at, end: at + word.length });
