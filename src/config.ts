@@ -27,6 +27,17 @@ const int = (min: number, max: number): Parser<number> => (raw, name) => {
 };
 const str: Parser<string> = (raw) => raw;
 const optionalStr: Parser<string | undefined> = (raw) => (raw === '' ? undefined : raw);
+const optionalUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  if (!/^https?:\/\/[^/]/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name}: an http(s) URL, got ${JSON.stringify(raw)}`);
+  return raw;
+};
+/** A base URL with {domain} / {country} placeholders: it must be a URL once they are filled in. */
+const baseTemplate: Parser<string> = (raw, name) => {
+  const sample = raw.replace(/\{domain\}/g, 'www.example.com').replace(/\{country\}/g, 'us');
+  if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL (with {domain} or {country} placeholders), got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+};
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
   if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
@@ -84,6 +95,21 @@ export const settings = {
   ingestMaxBytes: { env: 'INGEST_MAX_BYTES', default: 5 * 1_048_576, parse: int(1024, 1024 * 1_048_576), doc: 'Largest feed or page body read, in bytes; a larger one fails that fetch.' },
   ingestMaxRedirects: { env: 'INGEST_MAX_REDIRECTS', default: 5, parse: int(0, 20), doc: 'Redirects followed per request.' },
   ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
+  liveTimeoutMs: { env: 'LIVE_TIMEOUT_MS', default: 20_000, parse: int(100, 120_000), doc: 'Deadline of one live scrape (every page it reads); past it 504 `timeout`.' },
+  liveMaxBytes: { env: 'LIVE_MAX_BYTES', default: 8 * 1_048_576, parse: int(1024, 256 * 1_048_576), doc: 'Largest page a live scrape reads, in bytes; a larger one is 502 `scrape_failed`.' },
+  liveProxyUrl: { env: 'LIVE_PROXY_URL', default: undefined, parse: optionalUrl, doc: 'HTTP(S) proxy every live scrape goes through (`http://user:pass@host:port`); unset: direct.' },
+  liveUserAgent: {
+    env: 'LIVE_USER_AGENT',
+    default: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/128.0.0.0 Safari/537.36',
+    parse: str,
+    doc: 'User-Agent of live scrapes (the public pages are served to browsers).',
+  },
+  marketplaceBaseUrl: {
+    env: 'MARKETPLACE_BASE_URL',
+    default: 'https://{domain}',
+    parse: baseTemplate,
+    doc: 'Where the marketplace engine reads pages: `{domain}` (www.amazon.de) and `{country}` (de) are filled in per call. Point it at a mirror or a test server.',
+  },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
   productsDisabled: { env: 'PRODUCTS_DISABLED', default: [] as Product[], parse: productList, doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.' },
   ...inflightSettings,

@@ -33,6 +33,10 @@ export const catalogue = {
   empty_query: { code: 'empty_query', status: 400, message: 'The query has nothing searchable once normalised (no letters or digits, or only excluded terms).' },
   unknown_source: { code: 'unknown_source', status: 400, message: 'A source name is not in GET /v1/sources.' },
   unknown_skill: { code: 'unknown_skill', status: 400, message: 'A skill is not in the reviewed vocabulary (GET /v1/taxonomies/skills).' },
+  // live scrapes (data-platform spec 4.4, 7)
+  locked_parameter: { code: 'locked_parameter', status: 400, message: 'A parameter this endpoint does not take was sent (limit or cursor on a live scrape).' },
+  scrape_failed: { code: 'scrape_failed', status: 502, message: 'The live page could not be fetched or parsed.' },
+  timeout: { code: 'timeout', status: 504, message: 'The live scrape exceeded its deadline.' },
   // text mode
   text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },

@@ -13,6 +13,7 @@ import { meteringHooks } from './metering.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
 import { jobsRoutes } from './routes/jobs.js';
+import { liveRoutes } from './routes/live.js';
 import { marketRoutes } from './routes/market.js';
 import { newsRoutes } from './routes/news.js';
 import { sourcesRoutes } from './routes/sources.js';
@@ -97,5 +98,6 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   newsRoutes(app, service);
   jobsRoutes(app, service);
   marketRoutes(app, service);
+  liveRoutes(app, service);
   return app;
 }

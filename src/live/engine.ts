@@ -1,0 +1,142 @@
+/**
+ * The live scrape framework every live endpoint uses. An endpoint declares its parameters,
+ * its page rule and how to read and parse its page(s); the framework owns the rest:
+ *
+ * - `limit` / `cursor` → 400 locked_parameter (live scrapes page with `page`, spec 4.4);
+ * - parameters parsed (400 bad_request naming the bad one) and echoed in `query`, unsent
+ *   ones null and defaults shown;
+ * - one deadline for the call (504 timeout), fetch and parse failures and robot checks as 502
+ *   scrape_failed with a detail, never a half-parsed 200;
+ * - the envelope of spec 2.1: engine, family, query, count, results, next_cursor (null).
+ *
+ * Metering (the charge, the concurrency slot behind 503 overloaded, refunds of 5xx) is the
+ * HTTP layer's, as for every metered call.
+ */
+import { AppError } from '../errors.js';
+import { CookieJar, type LiveFetcher, type Page } from './fetch.js';
+import { ScrapeError } from './page.js';
+
+/** A parameter reader: the raw query-string value (undefined when unsent) to its value. */
+export type ParamReader<T> = (raw: string | undefined, name: string) => T | undefined;
+
+/** How an endpoint pages (spec 4.4): `page` from 1 to max, only 1, or passed on as given. */
+export type PageRule = { max: number } | 'single' | 'forwarded';
+
+export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
+  engine: string;
+  family: string;
+  params: { [K in keyof Q]-?: ParamReader<Q[K]> };
+  /** Values of unsent parameters that have one (shown in the echo). */
+  defaults: Partial<Q>;
+  page: PageRule | null;
+  /** Cross-parameter rules (400 bad_request), after each parameter is read. */
+  check?(q: Q): void;
+  /**
+   * Reads and parses the page(s): the results, or the results and fields the envelope carries
+   * beside them. Throws ScrapeError when the page is not what it should be.
+   */
+  run(q: Q, call: LiveCall): Promise<R[] | { results: R[]; extra: Record<string, unknown> }>;
+}
+
+/** What `run` reads pages with: the call's deadline and cookie jar applied to every request. */
+export interface LiveCall {
+  get(url: string, opts?: { method?: 'GET' | 'POST'; body?: string; contentType?: string; accept404?: boolean }): Promise<Page>;
+  jar: CookieJar;
+}
+
+export interface Envelope<R> {
+  [extra: string]: unknown;
+  engine: string;
+  family: string;
+  query: Record<string, unknown>;
+  count: number;
+  results: R[];
+  next_cursor: null;
+}
+
+const LOCKED = ['limit', 'cursor'];
+
+export const bad = (message: string) => new AppError('bad_parameter', message);
+
+export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, raw: Record<string, string | undefined>, fetcher: LiveFetcher): Promise<Envelope<R>> {
+  for (const name of LOCKED) {
+    if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
+  }
+  const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(endpoint.params, k));
+  if (unknown.length) throw bad(`unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  const q = {} as Q;
+  for (const name of Object.keys(endpoint.params) as (keyof Q & string)[]) {
+    const value = endpoint.params[name](raw[name], name);
+    q[name] = (value === undefined ? (endpoint.defaults[name] ?? null) : value) as Q[keyof Q & string];
+  }
+  const rule = endpoint.page;
+  if (rule === 'single' && q.page !== 1) throw bad('page: this engine has a single page; page must be 1');
+  if (rule && rule !== 'single' && rule !== 'forwarded' && (q.page as number) > rule.max) throw bad(`page: 1 to ${rule.max} for this engine`);
+  endpoint.check?.(q);
+
+  const signal = fetcher.deadline();
+  const jar = new CookieJar();
+  const call: LiveCall = { jar, get: (url, opts = {}) => fetcher.get(url, { ...opts, signal, jar }) };
+  let out: R[] | { results: R[]; extra: Record<string, unknown> };
+  try {
+    out = await endpoint.run(q, call);
+  } catch (e) {
+    if (e instanceof ScrapeError) throw new AppError('scrape_failed', e.detail, { cause: e });
+    if (e instanceof AppError) throw e;
+    if (signal.aborted) throw new AppError('timeout', 'the scrape passed its deadline (LIVE_TIMEOUT_MS)', { cause: e });
+    // A parser that throws on a page is a page it cannot read: never half a result.
+    throw new AppError('scrape_failed', `the page could not be parsed: ${(e as Error).message}`, { cause: e });
+  }
+  const { results, extra } = Array.isArray(out) ? { results: out, extra: {} } : out;
+  return { engine: endpoint.engine, family: endpoint.family, query: { engine: endpoint.engine, ...q }, ...extra, count: results.length, results, next_cursor: null };
+}
+
+// Parameter readers shared by live endpoints.
+
+export const stringParam =
+  (max = 500): ParamReader<string> =>
+  (raw, name) => {
+    if (raw === undefined) return undefined;
+    if (raw.trim() === '') throw bad(`${name}: empty`);
+    if (raw.length > max) throw bad(`${name}: at most ${max} characters`);
+    return raw.trim();
+  };
+
+export const enumParam =
+  <T extends string>(values: readonly T[]): ParamReader<T> =>
+  (raw, name) => {
+    if (raw === undefined) return undefined;
+    if (!(values as readonly string[]).includes(raw)) throw bad(`${name}: one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+    return raw as T;
+  };
+
+export const intParam =
+  (min: number, max: number): ParamReader<number> =>
+  (raw, name) => {
+    if (raw === undefined) return undefined;
+    if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw bad(`${name}: an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    return Number(raw);
+  };
+
+export const numberParam =
+  (min: number, max: number): ParamReader<number> =>
+  (raw, name) => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw bad(`${name}: a number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+
+export const trueParam: ParamReader<boolean> = (raw, name) => {
+  if (raw === undefined) return undefined;
+  if (raw !== 'true' && raw !== 'false') throw bad(`${name}: true or false, got ${JSON.stringify(raw)}`);
+  return raw === 'true';
+};
+
+export const patternParam =
+  (re: RegExp, what: string): ParamReader<string> =>
+  (raw, name) => {
+    if (raw === undefined) return undefined;
+    if (!re.test(raw)) throw bad(`${name}: ${what}, got ${JSON.stringify(raw)}`);
+    return raw;
+  };

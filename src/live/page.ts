@@ -1,0 +1,36 @@
+/**
+ * What every live parser shares: a page as a DOM (linkedom), and the one way a parse fails.
+ * A parser never returns half a result: a robot check, a captcha, or a page without the
+ * markers its layout must have throws ScrapeError, which the engine turns into 502
+ * scrape_failed with this detail.
+ */
+import { parseHTML } from 'linkedom';
+
+export class ScrapeError extends Error {
+  readonly name = 'ScrapeError';
+  constructor(readonly detail: string) {
+    super(detail);
+  }
+}
+
+/** The page's document. */
+export function loadPage(html: string): Document {
+  return parseHTML(html).document as unknown as Document;
+}
+
+/** Text of an element, whitespace collapsed; null when absent or empty. */
+export function textOf(el: Element | null | undefined): string | null {
+  const t = el?.textContent?.replace(/\s+/g, ' ').trim();
+  return t ? t : null;
+}
+
+/**
+ * Throws when the page is a robot check or captcha rather than content: the marketplace's
+ * "validateCaptcha" form and its "Robot Check" title, or the common captcha widgets.
+ */
+export function assertNotRobotCheck(doc: Document): void {
+  const title = doc.querySelector('title')?.textContent ?? '';
+  if (/robot check/i.test(title) || doc.querySelector('form[action*="validateCaptcha"]') || doc.querySelector('iframe[src*="captcha"], .g-recaptcha, #captchacharacters, .h-captcha')) {
+    throw new ScrapeError('the site answered with a robot check (captcha) instead of the page');
+  }
+}
