@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../src/platform/index.js';
 import { ROOT } from './helpers/cli.js';
 import { startHarness, type Harness } from './helpers/service.js';
 
@@ -73,9 +74,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   h = await startHarness({ corpus: null, env: { MARKETPLACE_BASE_URL: `http://127.0.0.1:${port}/{country}`, LIVE_TIMEOUT_MS: '1500', MAX_INFLIGHT_MARKETPLACE: '2' } });
-  account = h.service.billing.createAccount('live').id;
-  h.service.billing.subscribe(account, 'marketplace', 'mega');
-  const key = h.service.keys.create({ scheme: 'bearer', name: 'live', account });
+  // The operator's key: recorded in the ledger like any account, but never rate-capped, so
+  // no test here depends on how fast it sends (a plan's 20/s would).
+  account = OPERATOR;
+  const key = h.service.keys.create({ scheme: 'bearer', name: 'live' });
   bearer = { authorization: `Bearer ${key.secret}`, 'x-gateway-key': undefined, 'x-gateway-host': undefined };
 }, 60_000);
 
@@ -103,6 +105,20 @@ describe('GET /v1/search?engine=marketplace', () => {
     expect(res.body.results.map((c: any) => c.position)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
     expect(res.body.results.every((c: any) => c.currency === 'USD' && /^[A-Z0-9]{10}$/.test(c.asin))).toBe(true);
     expect(res.headers['x-credits-charged']).toBe('0');
+  });
+
+  it('is metered by the marketplace plan: one request of the period a page, refunded on a 5xx', async () => {
+    const acct = h.service.billing.createAccount('plan').id;
+    const key = h.service.keys.create({ scheme: 'bearer', name: 'plan', account: acct });
+    const as = { authorization: `Bearer ${key.secret}`, 'x-gateway-key': undefined, 'x-gateway-host': undefined };
+    const ok = await h.inject({ url: '/v1/search?engine=marketplace&q=charger&page=2', headers: as });
+    expect(ok.status, ok.raw).toBe(200);
+    const failed = await h.inject({ url: '/v1/search?engine=marketplace&q=robot', headers: as });
+    expect(failed.status).toBe(502);
+    const kinds = h.service.billing.entries(acct).filter((e) => e.product === 'marketplace' && (e.kind === 'debit' || e.kind === 'refund')).map((e) => [e.kind, e.units]);
+    expect(kinds).toEqual([['debit', 1], ['debit', 1], ['refund', -1]]);
+    const sub = h.service.billing.summary(acct).subscriptions.find((s: { product: string }) => s.product === 'marketplace');
+    expect(sub).toMatchObject({ plan: 'free', used: 1 });
   });
 
   it('builds the site URL from every parameter', async () => {

@@ -51,6 +51,8 @@ export interface BestsellersPage {
 const ITEM = 'div#gridItemRoot, div[id="gridItemRoot"]';
 const RECS = '[data-client-recs-list]';
 const ASIN = /^[A-Z0-9]{10}$/;
+/** Products a best-sellers page shows (spec 8.3). */
+const PER_PAGE = 30;
 
 /**
  * One best-sellers page. Throws ScrapeError on a robot check, and on a page with neither a
@@ -73,8 +75,10 @@ export function parseBestsellers(html: string, ctx: PageContext): BestsellersPag
   if (els.length) {
     items = els.map((el, i) => parseItem(el, i, recs, origin, ctx.currency));
   } else {
-    // The grid's items are not in the markup (rendered client-side): the recs list still ranks them.
-    items = recs.list.map((r) => ({
+    // The grid's items are not in the markup (rendered client-side): the recs list still ranks
+    // them, ids only. It lists 50 (the page renders 30 of them, the rest load on scroll): the
+    // first 30, as the page shows (spec 4.3, 8.3).
+    items = recs.list.slice(0, PER_PAGE).map((r) => ({
       rank: r.rank,
       asin: r.asin,
       title: '',
@@ -270,8 +274,8 @@ function readRating(el: Element): number | null {
 function readRatingsCount(el: Element): number | null {
   const star = el.querySelector('i[class*="a-icon-star"], .a-icon-alt');
   const row = star?.closest('a[href*="product-reviews"], .a-icon-row, .a-row') ?? null;
-  const scope = row ?? el;
-  for (const e of scope.querySelectorAll('span.a-size-small, a.a-size-small, span')) {
+  if (!row) return null;
+  for (const e of row.querySelectorAll('span.a-size-small, a.a-size-small, span')) {
     if (e.children.length || e.closest('.a-icon-alt, i')) continue;
     const n = parseCount(textOf(e));
     if (n !== null) return n;
