@@ -34,3 +34,14 @@ export function assertNotRobotCheck(doc: Document): void {
     throw new ScrapeError('the site answered with a robot check (captcha) instead of the page');
   }
 }
+
+/** An image's absolute URL (relative src resolved against the site), or null for none or an inline data: URL. */
+export function imageUrl(img: Element | null, origin: string): string | null {
+  const src = img?.getAttribute('src')?.trim();
+  if (!src || src.startsWith('data:')) return null;
+  try {
+    return new URL(src, `${origin}/`).href;
+  } catch {
+    return null;
+  }
+}

@@ -21,7 +21,7 @@
  *   it, `/…/zgbs/<dept>/<node_id>/ref=…` (.com) or `/gp/bestsellers/<dept>/<node_id>/ref=…` (.de).
  *   The older `ul#zg_browseRoot` tree (`span.zg_selected`, the children in the next `ul`) is read too.
  */
-import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 import { parsePrice } from './countries.js';
 import type { PageContext } from './types.js';
 
@@ -288,16 +288,6 @@ function parseCount(text: string | null): number | null {
   const t = text.replace(/[()\u00a0\u202f]/g, ' ').trim();
   if (!/^\d{1,3}(?:[.,\s']\d{3})+$|^\d+$/.test(t)) return null;
   return Number(t.replace(/\D/g, ''));
-}
-
-function imageUrl(img: Element | null, origin: string): string | null {
-  const src = img?.getAttribute('src')?.trim();
-  if (!src || src.startsWith('data:')) return null;
-  try {
-    return new URL(src, `${origin}/`).href;
-  } catch {
-    return null;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

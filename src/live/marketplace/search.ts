@@ -15,7 +15,7 @@
  * the word "Sponsored" in the text: embedded JSON, ad-feedback popovers and image alts carry
  * the word too (PROVENANCE.md).
  */
-import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 import { parsePrice } from './countries.js';
 import type { Card, PageContext } from './types.js';
 
@@ -152,16 +152,6 @@ function findImage(el: Element): Element | null {
     own(el, 'img.s-image')[0] ??
     null
   );
-}
-
-function imageUrl(img: Element | null, origin: string): string | null {
-  const src = img?.getAttribute('src')?.trim();
-  if (!src || src.startsWith('data:')) return null;
-  try {
-    return new URL(src, `${origin}/`).href;
-  } catch {
-    return null;
-  }
 }
 
 /** "Sponsored Ad - Title" / "Sponsored Ad – Title" (image alt of sponsored cards) → "Title". */
