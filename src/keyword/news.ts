@@ -39,6 +39,8 @@ export interface NewsHit {
 /** Revisions a request indexes itself before answering; a larger backlog goes to the background. */
 const SYNC_BUDGET = 2_000;
 const BATCH = 500;
+/** Revisions a background step indexes: tens of milliseconds, so requests keep being served meanwhile. */
+const BACKGROUND_STEP = 100;
 /** Headline, snippet, text. */
 const WEIGHTS = '4.0, 2.0, 1.0';
 
@@ -131,7 +133,7 @@ export class NewsIndex {
     const step = () => {
       this.#background = null;
       if (this.#closed) return;
-      const n = this.catchUp(BATCH);
+      const n = this.catchUp(BACKGROUND_STEP);
       done += n;
       if (done - reported >= 10_000) {
         reported = done;
