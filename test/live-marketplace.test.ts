@@ -44,7 +44,8 @@ function marketplace(req: http.IncomingMessage, res: http.ServerResponse, body: 
   const k = u.searchParams.get('k');
   if (p === '/') {
     res.setHeader('set-cookie', ['session-id=123-456; Path=/', 'i18n-prefs=USD; Path=/']);
-    return html('<html><body>home</body></html>');
+    // No home page was captured: a search page carries the same header (the department menu).
+    return html(page('amazon-search/amazon-com-search-portable-charger-2026.html'));
   }
   if (p === '/portal-migration/hz/glow/address-change') {
     res.setHeader('set-cookie', 'sp-cdn="L5Z9:DE"; Path=/');
@@ -266,5 +267,17 @@ describe('other marketplace endpoints', () => {
     expect(de.status, de.raw).toBe(200);
     expect(de.body.results[0].currency).toBe('EUR');
     expect((await get('/v1/bestsellers?engine=marketplace&category=hi&page=3')).body.error).toBe('bad_request');
+  });
+
+  it('GET /v1/categories lists the departments, or a node\'s children', async () => {
+    const top = await get('/v1/categories?engine=marketplace');
+    expect(top.status, top.raw).toBe(200);
+    expect(top.body.count).toBe(59);
+    expect(top.body.results).toContainEqual({ name: 'Tools & Home Improvement', alias: 'tools', node_id: null });
+    const children = await get('/v1/categories?engine=marketplace&category=hi&node_id=228013');
+    expect(children.status, children.raw).toBe(200);
+    expect(children.body.results[0]).toMatchObject({ name: 'Air Tools', node_id: '552684' });
+    expect(children.body.count).toBe(13);
+    expect((await get('/v1/categories?engine=marketplace&category=hi')).body.error).toBe('bad_request');
   });
 });

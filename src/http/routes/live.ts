@@ -69,5 +69,6 @@ export function liveRoutes(app: FastifyInstance, service: Service): void {
   route('/v1/product/reviews', 'The reviews shown on a marketplace product page', m.reviews);
   route('/v1/product/lookup', 'Product cards for a barcode (GTIN), on the US site; sponsored cards dropped', m.lookup);
   route('/v1/seller/products', "A seller's storefront results; sponsored cards dropped", m.sellerProducts);
+  route('/v1/categories', "Top-level departments, or a node's children", m.categories);
   route('/v1/bestsellers', 'One best-sellers page: 30 ranked products, and the subcategories', m.bestsellers);
 }

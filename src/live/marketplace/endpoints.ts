@@ -9,7 +9,8 @@
 import { AppError } from '../../errors.js';
 import { bad, enumParam, intParam, numberParam, patternParam, stringParam, trueParam, type LiveCall, type LiveEndpoint } from '../engine.js';
 import { ScrapeError } from '../page.js';
-import { parseBestsellers, type BestsellerItem } from './bestsellers.js';
+import { parseBestsellers, type BestsellerItem, type BestsellersPage } from './bestsellers.js';
+import { parseDepartments, type Department } from './categories.js';
 import { COUNTRIES, MARKETPLACES, type Country } from './countries.js';
 import { parseProductPage, parseProductReviews, type ProductPage, type Review } from './product.js';
 import { parseSearchResults } from './search.js';
@@ -211,7 +212,29 @@ export function marketplaceEndpoints(base: SiteBase) {
     },
   };
 
-  return { search, product, reviews, lookup, sellerProducts, bestsellers };
+  interface CategoriesQuery extends Record<string, unknown> {
+    category: string | null;
+    node_id: string | null;
+    country: Country;
+  }
+  /** No parameters: the top-level departments (the site's department menu); with category and node_id: that node's children. */
+  const categories: LiveEndpoint<CategoriesQuery, Department | BestsellersPage['subcategories'][number]> = {
+    engine: ENGINE,
+    family: FAMILY,
+    params: { category: bestsellers.params.category, node_id: bestsellers.params.node_id, country },
+    defaults: { country: 'us' },
+    page: null,
+    check(q) {
+      if ((q.category === null) !== (q.node_id === null)) throw bad('send both category and node_id (a node\'s children), or neither (the top-level departments)');
+    },
+    run: async (q, call) => {
+      const b = base(q.country);
+      if (q.category === null) return parseDepartments((await call.get(`${b}/`)).html);
+      return parseBestsellers((await call.get(`${b}/gp/bestsellers/${q.category}/${q.node_id}`)).html, context(base, q.country)).subcategories;
+    },
+  };
+
+  return { search, product, reviews, lookup, sellerProducts, bestsellers, categories };
 }
 
 /** GS1 check digit. */
