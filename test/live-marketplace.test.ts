@@ -59,6 +59,8 @@ function marketplace(req: http.IncomingMessage, res: http.ServerResponse, body: 
   if (p === '/s' && k === 'hold') return void held.push(() => html(page('amazon-search/amazon-com-search-portable-charger-2026.html')));
   if (p === '/s' && u.searchParams.get('me')) return html(page('amazon-seller/amazon-com-seller-storefront-search-2020.html'));
   if (p === '/s') return html(page(country === 'de' ? 'amazon-search/amazon-de-search-katzenfutter-2022.html' : 'amazon-search/amazon-com-search-portable-charger-2026.html'));
+  if (p === '/gp/product/ajax/aodAjaxMain/' && u.searchParams.get('asin') === 'B0DR8G428S') return html(page('synthetic/amazon-com-offers-B0DR8G428S.html'));
+  if (p === '/sp' && u.searchParams.get('seller') === 'A2JZ0S3QVWQECL') return html(page('synthetic/amazon-com-seller-A2JZ0S3QVWQECL.html'));
   if (p === '/dp/B0DR8G428S') return html(page('amazon-product/amazon-com-product-portable-charger-2026.html'));
   if (p === '/dp/0131103628') return html(page('amazon-product/amazon-com-book-c-programming-language-2019.html'));
   if (p.startsWith('/gp/bestsellers/hi')) return html(page('amazon-bestsellers/amazon-com-bestsellers-tools-home-improvement-2022.html'));
@@ -279,5 +281,19 @@ describe('other marketplace endpoints', () => {
     expect(children.body.results[0]).toMatchObject({ name: 'Air Tools', node_id: '552684' });
     expect(children.body.count).toBe(13);
     expect((await get('/v1/categories?engine=marketplace&category=hi')).body.error).toBe('bad_request');
+  });
+
+  it('GET /v1/product/offers and GET /v1/seller (synthetic pages)', async () => {
+    const offers = await get('/v1/product/offers?engine=marketplace&asin=B0DR8G428S');
+    expect(offers.status, offers.raw).toBe(200);
+    expect(offers.body.count).toBe(3);
+    expect(offers.body.results[0]).toMatchObject({ pinned: true, condition: 'New', price: 35.99, seller: { id: 'A2JZ0S3QVWQECL' } });
+    const id = offers.body.results[0].seller.id;
+    const seller = await get(`/v1/seller?engine=marketplace&seller_id=${id}`);
+    expect(seller.status, seller.raw).toBe(200);
+    expect(seller.body.results[0]).toMatchObject({ name: 'Chen Ying Ke Ji', rating: 4.5, ratings_count: 1237, positive_percent: 93 });
+    const missing = await get('/v1/seller?engine=marketplace&seller_id=A0000000000000');
+    expect([missing.status, missing.body.error]).toEqual([404, 'not_found']);
+    expect((await get('/v1/seller?engine=marketplace')).body.error).toBe('bad_request');
   });
 });

@@ -67,6 +67,8 @@ export function liveRoutes(app: FastifyInstance, service: Service): void {
   });
   route('/v1/product', 'A marketplace product page: price, availability, gallery, bullets, details', m.product);
   route('/v1/product/reviews', 'The reviews shown on a marketplace product page', m.reviews);
+  route('/v1/product/offers', 'The all-offers panel: condition, price, delivery, ships-from, seller with rating', m.offers);
+  route('/v1/seller', "A seller's public profile: rating, feedback, business details", m.seller);
   route('/v1/product/lookup', 'Product cards for a barcode (GTIN), on the US site; sponsored cards dropped', m.lookup);
   route('/v1/seller/products', "A seller's storefront results; sponsored cards dropped", m.sellerProducts);
   route('/v1/categories', "Top-level departments, or a node's children", m.categories);

@@ -14,6 +14,7 @@ import { parseDepartments, type Department } from './categories.js';
 import { COUNTRIES, MARKETPLACES, type Country } from './countries.js';
 import { parseProductPage, parseProductReviews, type ProductPage, type Review } from './product.js';
 import { parseSearchResults } from './search.js';
+import { parseOffers, parseSellerProfile, type Offer, type SellerProfile } from './sellers.js';
 import type { Card, PageContext } from './types.js';
 
 export const FAMILY = 'ecommerce';
@@ -154,6 +155,36 @@ export function marketplaceEndpoints(base: SiteBase) {
     run: async (q, call) => parseProductReviews(await readProduct(q, call)),
   } as LiveEndpoint<ProductQuery, Review>;
 
+  const offers: LiveEndpoint<ProductQuery, Offer> = {
+    ...product,
+    run: async (q, call) => {
+      const b = base(q.country);
+      await setLocation(call, b, q.zip_code);
+      return parseOffers((await call.get(`${b}/gp/product/ajax/aodAjaxMain/?asin=${q.asin}&pc=dp`)).html, context(base, q.country));
+    },
+  } as LiveEndpoint<ProductQuery, Offer>;
+
+  interface SellerQuery extends Record<string, unknown> {
+    seller_id: string;
+    country: Country;
+  }
+  const sellerId = patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45');
+  const seller: LiveEndpoint<SellerQuery, SellerProfile> = {
+    engine: ENGINE,
+    family: FAMILY,
+    params: { seller_id: sellerId, country },
+    defaults: { country: 'us' },
+    page: null,
+    check(q) {
+      if (q.seller_id === null) throw bad('seller_id is required (the offers endpoint gives it)');
+    },
+    run: async (q, call) => {
+      const page = await call.get(`${base(q.country)}/sp?seller=${q.seller_id}`, { accept404: true });
+      if (page.status === 404) throw new AppError('not_found', `no seller ${q.seller_id} on the ${q.country} marketplace`);
+      return [parseSellerProfile(page.html, q.seller_id, context(base, q.country))];
+    },
+  };
+
   interface LookupQuery extends Record<string, unknown> {
     gtin: string;
   }
@@ -178,7 +209,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const sellerProducts: LiveEndpoint<SellerProductsQuery, Card> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { seller_id: patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45'), page: intParam(1, 1_000), country },
+    params: { seller_id: sellerId, page: intParam(1, 1_000), country },
     defaults: { page: 1, country: 'us' },
     page: { max: 10 },
     check(q) {
@@ -234,7 +265,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     },
   };
 
-  return { search, product, reviews, lookup, sellerProducts, bestsellers, categories };
+  return { search, product, reviews, offers, lookup, seller, sellerProducts, bestsellers, categories };
 }
 
 /** GS1 check digit. */
