@@ -56,7 +56,7 @@ import { loadConfig } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { buildApp } from '../src/http/app.js';
 import type { NewsFilter } from '../src/keyword/news.js';
-import { timeRange } from '../src/keyword/params.js';
+import { timeRange } from '../src/params.js';
 import { parseQuery } from '../src/keyword/query.js';
 import { searchNews, type NewsParams } from '../src/keyword/search-news.js';
 import { resolveSources } from '../src/match/index.js';

@@ -6,7 +6,7 @@
 import { AppError } from '../errors.js';
 import type { JobsIndex } from '../keyword/jobs.js';
 import { highlight } from '../keyword/highlight.js';
-import { bool, csv, int, text, timeRange } from '../keyword/params.js';
+import { bool, csv, int, text, timeRange } from '../params.js';
 import { parseQuery, termMatcher, type TokenMatch } from '../keyword/query.js';
 import { tokenize } from '../keyword/text.js';
 import { fingerprint, type CursorCodec } from '../match/index.js';

@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 import { formatTime } from '../time.js';
 import { highlight } from './highlight.js';
 import type { NewsIndex } from './news.js';
-import { bool, csv, int, oneOf, text, timeRange } from './params.js';
+import { bool, csv, int, oneOf, text, timeRange } from '../params.js';
 import { parseQuery, termMatcher } from './query.js';
 
 export interface NewsDeps {

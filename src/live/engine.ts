@@ -13,6 +13,7 @@
  * HTTP layer's, as for every metered call.
  */
 import { AppError } from '../errors.js';
+import { bool, int, num, oneOf, text } from '../params.js';
 import { CookieJar, type LiveFetcher, type Page } from './fetch.js';
 import { ScrapeError } from './page.js';
 
@@ -91,47 +92,31 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
   return { engine: endpoint.engine, family: endpoint.family, query: { engine: endpoint.engine, ...q }, ...extra, count: results.length, results, next_cursor: null };
 }
 
-// Parameter readers shared by live endpoints.
+// Parameter readers of live endpoints: the platform's (src/params.ts), curried.
 
 export const stringParam =
   (max = 500): ParamReader<string> =>
   (raw, name) => {
-    if (raw === undefined) return undefined;
-    if (raw.trim() === '') throw bad(`${name}: empty`);
-    if (raw.length > max) throw bad(`${name}: at most ${max} characters`);
-    return raw.trim();
+    if (raw !== undefined && raw.trim() === '') throw bad(`${name}: empty`);
+    return text(name, raw?.trim(), max);
   };
 
 export const enumParam =
   <T extends string>(values: readonly T[]): ParamReader<T> =>
-  (raw, name) => {
-    if (raw === undefined) return undefined;
-    if (!(values as readonly string[]).includes(raw)) throw bad(`${name}: one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
-    return raw as T;
-  };
+  (raw, name) =>
+    oneOf(name, raw, values);
 
 export const intParam =
   (min: number, max: number): ParamReader<number> =>
-  (raw, name) => {
-    if (raw === undefined) return undefined;
-    if (!/^\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw bad(`${name}: an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return Number(raw);
-  };
+  (raw, name) =>
+    int(name, raw, min, max);
 
 export const numberParam =
   (min: number, max: number): ParamReader<number> =>
-  (raw, name) => {
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw bad(`${name}: a number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return n;
-  };
+  (raw, name) =>
+    num(name, raw, min, max);
 
-export const trueParam: ParamReader<boolean> = (raw, name) => {
-  if (raw === undefined) return undefined;
-  if (raw !== 'true' && raw !== 'false') throw bad(`${name}: true or false, got ${JSON.stringify(raw)}`);
-  return raw === 'true';
-};
+export const trueParam: ParamReader<boolean> = (raw, name) => bool(name, raw);
 
 export const patternParam =
   (re: RegExp, what: string): ParamReader<string> =>

@@ -11,7 +11,7 @@
 import { AppError } from '../errors.js';
 import type { JobsIndex } from '../keyword/jobs.js';
 import type { NewsIndex } from '../keyword/news.js';
-import { bool, csv, oneOf, text, timeRange } from '../keyword/params.js';
+import { bool, csv, oneOf, text, timeRange } from '../params.js';
 import { parseQuery } from '../keyword/query.js';
 import { resolveSkills } from '../jobs/search-jobs.js';
 import type { Skill, Vocabulary } from '../jobs/vocabulary.js';

@@ -2,8 +2,8 @@
  * Readers of the platform's GET query parameters (news, jobs, market, taxonomies). Every
  * value arrives as a string; a bad one is 400 `bad_request` naming the parameter.
  */
-import { AppError } from '../errors.js';
-import { parseTime } from '../time.js';
+import { AppError } from './errors.js';
+import { parseTime } from './time.js';
 
 const bad = (message: string) => new AppError('bad_parameter', message);
 
