@@ -4,9 +4,8 @@
  * time and edit filters of /v1/match.
  */
 import { AppError } from '../errors.js';
-import { fingerprint, resolveSources, type CursorCodec, type MatchItem } from '../match/index.js';
+import { articleFields, fingerprint, resolveSources, type CursorCodec, type MatchItem } from '../match/index.js';
 import type { Store } from '../store/index.js';
-import { formatTime } from '../time.js';
 import { highlight } from './highlight.js';
 import type { NewsIndex } from './news.js';
 import { bool, csv, int, oneOf, text, timeRange } from '../params.js';
@@ -75,15 +74,7 @@ export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
   const matches = termMatcher(query);
   const results = shown.map((h): NewsResult => {
     const rev = deps.store.revisions.get(h.ord)!;
-    const r: NewsResult = {
-      id: rev.id,
-      title: rev.title,
-      body: rev.body,
-      source_name: names.get(rev.sourceId) ?? '',
-      source_url: rev.url,
-      event_time: formatTime(rev.eventTime),
-      highlight: null,
-    };
+    const r: NewsResult = { ...articleFields(rev, names), highlight: null };
     if (h.score !== undefined) r.score = h.score;
     // The snippet when it has a matched word, else the stored text, else the headline.
     r.highlight = highlight([rev.body, () => deps.store.texts.get(h.ord) ?? '', rev.title], matches);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
 import { normalise } from '../search/index.js';
-import type { Catalog, SourceRecord, Store } from '../store/index.js';
+import type { Catalog, RevisionRecord, SourceRecord, Store } from '../store/index.js';
 import { formatTime, parseTime } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from './cursor.js';
 import type { CachedRow, PageCache } from './page-cache.js';
@@ -211,17 +211,17 @@ function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: numb
   return res;
 }
 
+/** The fields every article row shows (a match item, a /v1/news result), from its revision. */
+export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): Omit<MatchItem, 'score' | 'best_chunk'> {
+  return { id: rev.id, title: rev.title, body: rev.body, source_name: sourceNames.get(rev.sourceId) ?? '', source_url: rev.url, event_time: formatTime(rev.eventTime) };
+}
+
 function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance'): MatchResponse {
   const names = new Map(sources.map((s) => [s.id, s.name]));
   const items = rows.map((r): MatchItem => {
     const rev = deps.store.revisions.get(r.ord)!;
     return {
-      id: rev.id,
-      title: rev.title,
-      body: rev.body,
-      source_name: names.get(rev.sourceId) ?? '',
-      source_url: rev.url,
-      event_time: formatTime(rev.eventTime),
+      ...articleFields(rev, names),
       score: r.scored ? r.scored.score : null,
       best_chunk: r.scored ? deps.store.chunks.get(r.scored.label)!.text : null,
     };

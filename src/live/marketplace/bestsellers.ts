@@ -23,19 +23,11 @@
  */
 import { assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 import { parsePrice } from './countries.js';
-import type { PageContext } from './types.js';
+import type { Card, PageContext } from './types.js';
 
-export interface BestsellerItem {
+/** A ranked product: the result card's fields a best-sellers page shows, and its rank. */
+export interface BestsellerItem extends Pick<Card, 'asin' | 'title' | 'url' | 'price_text' | 'price' | 'currency' | 'rating' | 'ratings_count' | 'image_url'> {
   rank: number;
-  asin: string;
-  title: string;
-  url: string;
-  price_text: string | null;
-  price: number | null;
-  currency: string;
-  rating: number | null;
-  ratings_count: number | null;
-  image_url: string | null;
 }
 
 export interface BestsellersPage {
