@@ -1,0 +1,69 @@
+/**
+ * Dates as public pages show them ("3 hours ago", "Posted 2 days ago", "Feb 20, 2026",
+ * "20.02.2026"), resolved to ISO 8601 against the time the page was read. Relative times are
+ * as precise as their unit: "2 days ago" is the fetch time minus 48 hours.
+ */
+
+const UNIT_MS: Record<string, number> = {
+  s: 1_000,
+  sec: 1_000,
+  second: 1_000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hour: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  w: 7 * 86_400_000,
+  wk: 7 * 86_400_000,
+  week: 7 * 86_400_000,
+  mo: 30 * 86_400_000,
+  month: 30 * 86_400_000,
+  y: 365 * 86_400_000,
+  yr: 365 * 86_400_000,
+  year: 365 * 86_400_000,
+};
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+const RELATIVE = /(\d+)\+?\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?|mo|years?|yrs?|y)\b\.?\s*ago/i;
+
+/** The ISO instant a shown date stands for, or null when the text holds none it can read. */
+export function shownDate(text: string | null | undefined, fetchedAt: Date): string | null {
+  if (!text) return null;
+  const t = text.replace(/\s+/g, ' ').trim();
+  const now = fetchedAt.getTime();
+  if (/\b(just now|moments? ago|today)\b/i.test(t)) return new Date(now).toISOString();
+  if (/\byesterday\b/i.test(t)) return new Date(now - UNIT_MS.day).toISOString();
+  const rel = RELATIVE.exec(t);
+  if (rel) {
+    const unit = rel[2].toLowerCase().replace(/s$/, '');
+    const ms = UNIT_MS[unit] ?? UNIT_MS[rel[2].toLowerCase()];
+    if (ms !== undefined) return new Date(now - Number(rel[1]) * ms).toISOString();
+  }
+  return absoluteDate(t);
+}
+
+/** "2026-02-20", "Feb 20, 2026", "20 Feb 2026", "20.02.2026" (day first), as midnight UTC. */
+function absoluteDate(t: string): string | null {
+  let m = /\b(\d{4})-(\d{2})-(\d{2})(T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?/.exec(t);
+  if (m) {
+    const d = new Date(m[4] ? m[0] : `${m[1]}-${m[2]}-${m[3]}T00:00:00Z`);
+    return Number.isNaN(d.getTime()) ? null : d.toISOString();
+  }
+  m = /\b([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? (\d{4})\b/.exec(t);
+  if (m) return ymd(Number(m[3]), MONTHS.indexOf(m[1].toLowerCase()), Number(m[2]));
+  m = /\b(\d{1,2}) ([A-Za-z]{3})[a-z]*\.?,? (\d{4})\b/.exec(t);
+  if (m) return ymd(Number(m[3]), MONTHS.indexOf(m[2].toLowerCase()), Number(m[1]));
+  m = /\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b/.exec(t);
+  if (m) return ymd(Number(m[3]), Number(m[2]) - 1, Number(m[1]));
+  return null;
+}
+
+function ymd(year: number, month: number, day: number): string | null {
+  if (month < 0 || month > 11 || day < 1 || day > 31) return null;
+  const d = new Date(Date.UTC(year, month, day));
+  return d.getUTCDate() === day ? d.toISOString() : null;
+}
