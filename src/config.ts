@@ -38,6 +38,16 @@ const baseTemplate: Parser<string> = (raw, name) => {
   if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL (with {domain} or {country} placeholders), got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
 };
+/** An upstream URL template: http(s) once each `{name}` placeholder is filled; no others allowed. */
+const urlTemplate =
+  (...names: string[]): Parser<string> =>
+  (raw, name) => {
+    const unknown = [...raw.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((n) => !names.includes(n));
+    if (unknown.length) throw new ConfigError(`${name}: unknown placeholder {${unknown[0]}}; it takes ${names.map((n) => `{${n}}`).join(', ')}`);
+    const sample = raw.replace(/\{(\w+)\}/g, 'x');
+    if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL template, got ${JSON.stringify(raw)}`);
+    return raw;
+  };
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
   if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
@@ -109,6 +119,51 @@ export const settings = {
     default: 'https://{domain}',
     parse: baseTemplate,
     doc: 'Where the marketplace engine reads pages: `{domain}` (www.amazon.de) and `{country}` (de) are filled in per call. Point it at a mirror or a test server.',
+  },
+  webSearchUrl: {
+    env: 'WEB_SEARCH_URL',
+    default: 'https://html.duckduckgo.com/html/?q={q}&s={start}',
+    parse: urlTemplate('q', 'start', 'page'),
+    doc: 'Results page `engine=web_search` reads: `{q}`, `{start}` (0-based offset of the page) and `{page}` are filled in. The parser reads the DuckDuckGo html and Google layouts.',
+  },
+  webNewsSearchUrl: {
+    env: 'WEB_NEWS_SEARCH_URL',
+    default: 'https://www.google.com/search?q={q}&tbm=nws&hl=en',
+    parse: urlTemplate('q'),
+    doc: 'News results page `engine=web_news_search` reads (`{q}` filled in).',
+  },
+  publisherWireUrl: {
+    env: 'PUBLISHER_WIRE_URL',
+    default: 'https://apnews.com/hub/{section}?p={page}',
+    parse: urlTemplate('section', 'page'),
+    doc: 'The wire publisher\'s section listing (`engine=wire_listing`, 20 articles a page): `{section}` and `{page}` filled in.',
+  },
+  launchesBaseUrl: { env: 'LAUNCHES_BASE_URL', default: 'https://www.producthunt.com', parse: urlTemplate(), doc: 'The launch listing site: `/leaderboard/daily/Y/M/D` and `/posts/{slug}` are read under it.' },
+  companyReviewsUrl: {
+    env: 'COMPANY_REVIEWS_URL',
+    default: 'https://www.trustpilot.com/review/{company}?page={page}',
+    parse: urlTemplate('company', 'page'),
+    doc: 'A company\'s public review profile page (`{company}`: its domain; `{page}` forwarded).',
+  },
+  jobBoardUrl: {
+    env: 'JOB_BOARD_URL',
+    default: 'https://www.indeed.com/jobs?q={q}&l={location}&start={start}',
+    parse: urlTemplate('q', 'location', 'start', 'page'),
+    doc: 'The job board\'s search results page: `{q}`, `{location}`, `{start}` (0-based offset, 10 a page) and `{page}` filled in.',
+  },
+  contactsBaseUrl: {
+    env: 'CONTACTS_BASE_URL',
+    default: 'https://{domain}',
+    parse: urlTemplate('domain'),
+    doc: 'Where `GET /v1/contacts` finds a domain\'s home page (`{domain}` filled in; `http://{domain}` for plain-HTTP sites).',
+  },
+  contactsMaxPages: { env: 'CONTACTS_MAX_PAGES', default: 4, parse: int(1, 20), doc: 'Pages one contacts call reads: the home page and at most this many less one linked contact, imprint, about or team pages.' },
+  contactsPageBytes: { env: 'CONTACTS_PAGE_BYTES', default: 2 * 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Bytes of one page a contacts call reads; a longer page is cut there (what was read still counts).' },
+  liveAllowPrivate: {
+    env: 'LIVE_ALLOW_PRIVATE',
+    default: 'off',
+    parse: oneOf('on', 'off'),
+    doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may not reach loopback, private or link-local addresses (502 `scrape_failed`). `on` for a test site on this machine.',
   },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
   productsDisabled: { env: 'PRODUCTS_DISABLED', default: [] as Product[], parse: productList, doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.' },

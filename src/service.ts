@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { LiveFetcher } from './live/fetch.js';
-import { marketplaceEndpoints, siteBase } from './live/marketplace/endpoints.js';
+import { liveEngines, type LiveEngines } from './live/engines.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
@@ -39,9 +39,9 @@ export interface Service extends MatchDeps {
   jobs: JobStore;
   jobsIndex: JobsIndex;
   vocabulary: Vocabulary;
-  /** Live scrapes: the page reader (deadline, proxy, cookies) and the marketplace family. */
+  /** Live scrapes: the page reader (deadline, proxy, cookies) and every engine. */
   live: LiveFetcher;
-  marketplace: ReturnType<typeof marketplaceEndpoints>;
+  engines: LiveEngines;
   /** The polled outlets and their state. */
   outlets: Outlets;
   /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
@@ -91,7 +91,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
-  const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl });
+  const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock);
   const disabled = new Set(config.productsDisabled);
@@ -124,7 +124,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     jobs,
     jobsIndex: new JobsIndex(keyword, jobs),
     live,
-    marketplace: marketplaceEndpoints(siteBase(config.marketplaceBaseUrl)),
+    engines: liveEngines(config, clock),
     vocabulary: skillVocabulary(),
     createPoller: () =>
       createPoller(config, store, outlets, embedder, log, () => {

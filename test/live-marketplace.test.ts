@@ -177,7 +177,7 @@ describe('GET /v1/search?engine=marketplace', () => {
       ['engine=marketplace&q=x&country=fr', 400, 'bad_request'],
       ['engine=marketplace&q=x&zip_code=ABC', 400, 'bad_request'],
       ['engine=marketplace&q=x&colour=red', 400, 'bad_request'],
-      ['engine=web_search&q=x', 503, 'product_unavailable'],
+      ['engine=web_searches&q=x', 400, 'bad_request'],
     ];
     for (const [qs, status, code] of cases) {
       const res = await get(`/v1/search?${qs}`);

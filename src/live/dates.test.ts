@@ -13,6 +13,10 @@ describe('shownDate', () => {
     expect(shownDate('2w ago', at)).toBe('2026-11-09T12:00:00.000Z');
     expect(shownDate('Just now', at)).toBe('2026-11-23T12:00:00.000Z');
     expect(shownDate('Yesterday', at)).toBe('2026-11-22T12:00:00.000Z');
+    expect(shownDate('vor 2 Tagen —', at)).toBe('2026-11-21T12:00:00.000Z');
+    expect(shownDate('vor 3 Stunden', at)).toBe('2026-11-23T09:00:00.000Z');
+    expect(shownDate('vor einer Woche', at)).toBe('2026-11-16T12:00:00.000Z');
+    expect(shownDate('vor 1 Monat', at)).toBe('2026-10-24T12:00:00.000Z');
   });
   it('reads absolute dates in the common shown forms', () => {
     expect(shownDate('Feb 20, 2026', at)).toBe('2026-02-20T00:00:00.000Z');

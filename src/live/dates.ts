@@ -1,6 +1,6 @@
 /**
- * Dates as public pages show them ("3 hours ago", "Posted 2 days ago", "Feb 20, 2026",
- * "20.02.2026"), resolved to ISO 8601 against the time the page was read. Relative times are
+ * Dates as public pages show them ("3 hours ago", "Posted 2 days ago", "vor 2 Tagen",
+ * "Feb 20, 2026", "20.02.2026"), resolved to ISO 8601 against the time the page was read. Relative times are
  * as precise as their unit: "2 days ago" is the fetch time minus 48 hours.
  */
 
@@ -28,6 +28,10 @@ const UNIT_MS: Record<string, number> = {
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
+/** German UI ("vor 2 Tagen"), as the German pages of the search engines write it. */
+const GERMAN: Record<string, number> = { sekunde: 1_000, minute: 60_000, stunde: 3_600_000, tag: 86_400_000, woche: 7 * 86_400_000, monat: 30 * 86_400_000, jahr: 365 * 86_400_000 };
+const RELATIVE_DE = /\bvor (\d+|einer?m?) (Sekunden?|Minuten?|Stunden?|Tag(?:en)?|Wochen?|Monat(?:en)?|Jahr(?:en)?)\b/i;
+
 const RELATIVE = /(\d+)\+?\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?|mo|years?|yrs?|y)\b\.?\s*ago/i;
 
 /** The ISO instant a shown date stands for, or null when the text holds none it can read. */
@@ -42,6 +46,13 @@ export function shownDate(text: string | null | undefined, fetchedAt: Date): str
     const unit = rel[2].toLowerCase().replace(/s$/, '');
     const ms = UNIT_MS[unit] ?? UNIT_MS[rel[2].toLowerCase()];
     if (ms !== undefined) return new Date(now - Number(rel[1]) * ms).toISOString();
+  }
+  const de = RELATIVE_DE.exec(t);
+  if (de) {
+    const n = /^\d+$/.test(de[1]) ? Number(de[1]) : 1;
+    const unit = de[2].toLowerCase();
+    const ms = Object.entries(GERMAN).find(([k]) => unit.startsWith(k.slice(0, 3)))?.[1];
+    if (ms !== undefined) return new Date(now - n * ms).toISOString();
   }
   return absoluteDate(t);
 }

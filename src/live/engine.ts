@@ -14,7 +14,7 @@
  */
 import { AppError } from '../errors.js';
 import { bool, int, num, oneOf, text } from '../params.js';
-import { CookieJar, type LiveFetcher, type Page } from './fetch.js';
+import { CookieJar, type GetOptions, type LiveFetcher, type Page } from './fetch.js';
 import { ScrapeError } from './page.js';
 
 /** A parameter reader: the raw query-string value (undefined when unsent) to its value. */
@@ -30,6 +30,8 @@ export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
   /** Values of unsent parameters that have one (shown in the echo). */
   defaults: Partial<Q>;
   page: PageRule | null;
+  /** Filters this engine pins, beside limit and cursor (publisher engines: `sources`), and why. */
+  locked?: Record<string, string>;
   /** Cross-parameter rules (400 bad_request), after each parameter is read. */
   check?(q: Q): void;
   /**
@@ -41,7 +43,7 @@ export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
 
 /** What `run` reads pages with: the call's deadline and cookie jar applied to every request. */
 export interface LiveCall {
-  get(url: string, opts?: { method?: 'GET' | 'POST'; body?: string; contentType?: string; accept404?: boolean }): Promise<Page>;
+  get(url: string, opts?: GetOptions): Promise<Page>;
   jar: CookieJar;
 }
 
@@ -62,6 +64,9 @@ export const bad = (message: string) => new AppError('bad_parameter', message);
 export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, raw: Record<string, string | undefined>, fetcher: LiveFetcher): Promise<Envelope<R>> {
   for (const name of LOCKED) {
     if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
+  }
+  for (const [name, why] of Object.entries(endpoint.locked ?? {})) {
+    if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is locked on engine=${endpoint.engine}: ${why}`);
   }
   const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(endpoint.params, k));
   if (unknown.length) throw bad(`unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
@@ -90,6 +95,14 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
   }
   const { results, extra } = Array.isArray(out) ? { results: out, extra: {} } : out;
   return { engine: endpoint.engine, family: endpoint.family, query: { engine: endpoint.engine, ...q }, ...extra, count: results.length, results, next_cursor: null };
+}
+
+/**
+ * An upstream URL from its configured template: `{name}` placeholders filled with the
+ * URL-encoded values (templates are checked at start-up by config.ts).
+ */
+export function fillTemplate(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(values, name) ? encodeURIComponent(String(values[name])) : whole));
 }
 
 // Parameter readers of live endpoints: the platform's (src/params.ts), curried.
@@ -125,3 +138,16 @@ export const patternParam =
     if (!re.test(raw)) throw bad(`${name}: ${what}, got ${JSON.stringify(raw)}`);
     return raw;
   };
+
+/** An absolute http(s) URL a caller names (read as an untrusted target). */
+export const urlParam: ParamReader<string> = (raw, name) => {
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (v.length > 2048 || !/^https?:\/\/[^/]/i.test(v) || !URL.canParse(v)) throw bad(`${name}: an absolute http(s) URL, got ${JSON.stringify(raw.slice(0, 100))}`);
+  return new URL(v).href;
+};
+
+/** Requires parameters the reader let through as null (unsent). */
+export function required<Q extends Record<string, unknown>>(q: Q, ...names: (keyof Q & string)[]): void {
+  for (const name of names) if (q[name] === null) throw bad(`${name} is required`);
+}

@@ -4,6 +4,8 @@
  * jar per call (a delivery-location session is cookies). Failures are the catalogue's: 504
  * `timeout` past the deadline, 502 `scrape_failed` with a detail for the rest.
  */
+import dns from 'node:dns';
+import net from 'node:net';
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
 
@@ -12,7 +14,32 @@ export interface LiveFetchOptions {
   maxBytes: number;
   userAgent: string;
   proxyUrl?: string;
+  /** Whether caller-named targets (`untrusted` reads) may reach loopback and private addresses. */
+  allowPrivate?: boolean;
 }
+
+/** Addresses a caller-named URL must not reach: this machine and the operator's networks. */
+const PRIVATE = new net.BlockList();
+for (const [net4, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['224.0.0.0', 4]] as const) PRIVATE.addSubnet(net4, bits, 'ipv4');
+for (const [net6, bits] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net6, bits, 'ipv6');
+
+export function isPrivateAddress(ip: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
+  const family = net.isIP(ip);
+  return family === 4 ? PRIVATE.check(ip, 'ipv4') : family === 6 ? PRIVATE.check(ip, 'ipv6') : false;
+}
+
+/** dns.lookup that refuses names resolving to a private address (checked where the socket connects, so no rebinding). */
+const guardedLookup = ((hostname: string, options: dns.LookupOptions, callback: (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    if (bad) return callback(Object.assign(new Error(`${hostname} resolves to ${bad.address}, a private address`), { code: 'EPRIVATE' }), '');
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}) as unknown as net.LookupFunction;
 
 const MAX_REDIRECTS = 5;
 
@@ -41,14 +68,41 @@ export interface Page {
   url: string;
   status: number;
   html: string;
+  /** Set when `cutAt` stopped the read: the page is its first `cutAt` bytes. */
+  truncated?: boolean;
+  /** Set when `offSite: 'stop'` stopped at a redirect off the site: where it pointed. */
+  redirectedTo?: string;
 }
+
+/** How one read goes beyond the defaults. */
+export interface GetOptions {
+  method?: 'GET' | 'POST';
+  body?: string;
+  contentType?: string;
+  /** A 404 is a page (the caller tells "not found" from a failure), not a throw. */
+  accept404?: boolean;
+  /** Any final status is a page, not a throw (robots.txt: 4xx means no rules). */
+  anyStatus?: boolean;
+  /** Read at most this many bytes and keep them, instead of failing over LIVE_MAX_BYTES. */
+  cutAt?: number;
+  /** A redirect off the site is answered as a page with `redirectedTo`, not a throw. */
+  offSite?: 'stop';
+  /** The caller named this URL: unless LIVE_ALLOW_PRIVATE, it may not reach private addresses. */
+  untrusted?: boolean;
+}
+
+/** One site: the same host, a leading `www.` aside (example.com and www.example.com). */
+export const sameSite = (a: URL, b: URL): boolean => a.host.replace(/^www\./, '') === b.host.replace(/^www\./, '');
 
 export class LiveFetcher {
   readonly #dispatcher: Dispatcher;
+  /** For untrusted reads: connects only to public addresses (behind a proxy, the proxy resolves names). */
+  readonly #guarded: Dispatcher;
 
   constructor(readonly options: LiveFetchOptions) {
     const timeouts = { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connectTimeout: options.timeoutMs };
     this.#dispatcher = options.proxyUrl ? new ProxyAgent({ uri: options.proxyUrl, ...timeouts }) : new Agent(timeouts);
+    this.#guarded = options.proxyUrl || options.allowPrivate ? this.#dispatcher : new Agent({ ...timeouts, connect: { lookup: guardedLookup } });
   }
 
   /** A deadline for one call: pass its signal to every read of the call. */
@@ -60,7 +114,7 @@ export class LiveFetcher {
    * Reads one page (following redirects on the same site), as a browser would ask for it.
    * Anything but a 2xx HTML page within the deadline and the size cap throws.
    */
-  async get(url: string, ctx: { signal: AbortSignal; jar: CookieJar; method?: 'GET' | 'POST'; body?: string; contentType?: string; accept404?: boolean }): Promise<Page> {
+  async get(url: string, ctx: GetOptions & { signal: AbortSignal; jar: CookieJar }): Promise<Page> {
     let at = url;
     for (let hop = 0; ; hop++) {
       const res = await this.#send(at, ctx);
@@ -69,25 +123,33 @@ export class LiveFetcher {
         await res.body.dump();
         const next = new URL(res.headers.location, at);
         if (hop >= MAX_REDIRECTS) throw scrapeFailed(`${url}: more than ${MAX_REDIRECTS} redirects`);
-        if (next.host !== new URL(url).host) throw scrapeFailed(`${url}: redirected off the site, to ${next.host}`);
+        if (!sameSite(next, new URL(url))) {
+          if (ctx.offSite === 'stop') return { url: at, status: res.statusCode, html: '', redirectedTo: next.href };
+          throw scrapeFailed(`${url}: redirected off the site, to ${next.host}`);
+        }
         at = next.href;
         ctx = { ...ctx, method: 'GET', body: undefined };
         continue;
       }
-      const html = await this.#read(res, at, ctx.signal);
-      if (res.statusCode === 404 && ctx.accept404) return { url: at, status: 404, html };
+      const { html, truncated } = await this.#read(res, at, ctx.signal, ctx.cutAt);
+      const page: Page = truncated ? { url: at, status: res.statusCode, html, truncated } : { url: at, status: res.statusCode, html };
+      if (ctx.anyStatus || (res.statusCode === 404 && ctx.accept404)) return page;
       if (res.statusCode === 503 || res.statusCode === 429) throw scrapeFailed(`${at}: the site answered ${res.statusCode} (throttled or a robot check)`);
       if (res.statusCode < 200 || res.statusCode >= 300) throw scrapeFailed(`${at}: the site answered HTTP ${res.statusCode}`);
-      return { url: at, status: res.statusCode, html };
+      return page;
     }
   }
 
-  async #send(url: string, ctx: { signal: AbortSignal; jar: CookieJar; method?: 'GET' | 'POST'; body?: string; contentType?: string }): Promise<Dispatcher.ResponseData> {
+  async #send(url: string, ctx: GetOptions & { signal: AbortSignal; jar: CookieJar }): Promise<Dispatcher.ResponseData> {
+    if (ctx.untrusted && !this.options.allowPrivate) {
+      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      if (isPrivateAddress(host)) throw scrapeFailed(`${url}: ${host} is a private address (LIVE_ALLOW_PRIVATE is off)`);
+    }
     try {
       return await request(url, {
         method: ctx.method ?? 'GET',
         body: ctx.body,
-        dispatcher: this.#dispatcher,
+        dispatcher: ctx.untrusted ? this.#guarded : this.#dispatcher,
         signal: ctx.signal,
         headers: {
           'user-agent': this.options.userAgent,
@@ -102,31 +164,45 @@ export class LiveFetcher {
     }
   }
 
-  async #read(res: Dispatcher.ResponseData, url: string, signal: AbortSignal): Promise<string> {
+  async #read(res: Dispatcher.ResponseData, url: string, signal: AbortSignal, cutAt?: number): Promise<{ html: string; truncated: boolean }> {
+    // Destroying a body makes undici emit 'error' on it: listen, or the process dies.
+    const stop = () => res.body.on('error', () => undefined).destroy();
     const declared = Number(res.headers['content-length']);
-    if (declared > this.options.maxBytes) {
-      res.body.destroy();
+    if (cutAt === undefined && declared > this.options.maxBytes) {
+      stop();
       throw scrapeFailed(`${url}: the page is ${declared} bytes, over LIVE_MAX_BYTES (${this.options.maxBytes})`);
     }
+    const cap = Math.min(cutAt ?? Infinity, this.options.maxBytes);
     const parts: Buffer[] = [];
     let size = 0;
+    let truncated = false;
     try {
       for await (const chunk of res.body) {
-        size += chunk.length;
-        if (size > this.options.maxBytes) {
-          res.body.destroy();
-          throw scrapeFailed(`${url}: the page is over LIVE_MAX_BYTES (${this.options.maxBytes})`);
+        const room = cap - size;
+        if ((chunk as Buffer).length > room) {
+          if (cutAt === undefined) {
+            stop();
+            throw scrapeFailed(`${url}: the page is over LIVE_MAX_BYTES (${this.options.maxBytes})`);
+          }
+          parts.push((chunk as Buffer).subarray(0, room));
+          size = cap;
+          truncated = true;
+          stop();
+          break;
         }
+        size += (chunk as Buffer).length;
         parts.push(chunk as Buffer);
       }
     } catch (e) {
       throw translate(e, url, signal);
     }
-    return Buffer.concat(parts).toString('utf8');
+    // A cut may split a UTF-8 sequence: the decoder replaces the tail, which the parsers ignore.
+    return { html: Buffer.concat(parts).toString('utf8'), truncated };
   }
 
   async close(): Promise<void> {
     await this.#dispatcher.close();
+    if (this.#guarded !== this.#dispatcher) await this.#guarded.close();
   }
 }
 
@@ -135,7 +211,8 @@ const scrapeFailed = (detail: string) => new AppError('scrape_failed', detail);
 function translate(e: unknown, url: string, signal: AbortSignal): AppError {
   if (e instanceof AppError) return e;
   if (signal.aborted) return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`);
-  const err = e as { code?: string; message?: string };
+  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err.code === 'EPRIVATE' || err.cause?.code === 'EPRIVATE') return scrapeFailed(`${url}: ${(err.code === 'EPRIVATE' ? err : err.cause)?.message} (LIVE_ALLOW_PRIVATE is off)`);
   if (err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`);
   }

@@ -3,7 +3,7 @@
  * (spec 5.5: live scrapes need the Bearer key), metered per page read, and answers the
  * envelope of spec 2.1.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import { runLive, type LiveEndpoint } from '../../live/engine.js';
 import type { Product } from '../../platform/index.js';
@@ -11,8 +11,6 @@ import type { Service } from '../../service.js';
 import { errorResponses } from '../schemas.js';
 
 type Query = Record<string, string | undefined>;
-
-const SEARCH_ENGINES = ['web_search', 'web_news_search', 'marketplace'] as const;
 
 const errors = errorResponses(400, 401, 403, 429, 502, 503, 504);
 const envelope = {
@@ -35,42 +33,68 @@ function requireEngine(q: Query, allowed: readonly string[]): void {
   if (!allowed.includes(q.engine)) throw new AppError('bad_parameter', `engine: one of ${allowed.join(', ')}, got ${JSON.stringify(q.engine)}`);
 }
 
+/** Runs `endpoint` on the query less `engine` (which chose it). */
+const run = (endpoint: LiveEndpoint<any, any>, q: Query, service: Service) => {
+  const { engine: _engine, ...rest } = q;
+  return runLive(endpoint, rest, service.live);
+};
+
 export function liveRoutes(app: FastifyInstance, service: Service): void {
-  const m = service.marketplace;
-  const route = (path: string, summary: string, endpoint: LiveEndpoint<any, any>, product: Product | ((req: FastifyRequest) => Product) = 'marketplace') =>
+  const e = service.engines;
+  /**
+   * One endpoint on its own path, metered as `product`. The marketplace paths require
+   * `engine=marketplace` (spec 4.3); the others take `engine` optionally, naming their own.
+   */
+  const route = (path: string, summary: string, endpoint: LiveEndpoint<any, any>, product: Product, engine: 'required' | 'optional') =>
     app.get<{ Querystring: Query }>(path, {
       config: { auth: 'bearer', product, badInput: 'bad_parameter' },
       schema: { summary, security: [{ bearer: [] }], response: { 200: envelope, ...errors } },
       handler: async (req) => {
-        requireEngine(req.query, [endpoint.engine]);
-        const { engine: _engine, ...rest } = req.query;
-        return runLive(endpoint, rest, service.live);
+        if (engine === 'required' || req.query.engine !== undefined) requireEngine(req.query, [endpoint.engine]);
+        return run(endpoint, req.query, service);
       },
     });
-
-  app.get<{ Querystring: Query }>('/v1/search', {
-    config: {
-      auth: 'bearer',
-      badInput: 'bad_parameter',
-      product: (req) => {
-        const e = (req.query as Query).engine;
-        return (SEARCH_ENGINES as readonly string[]).includes(e ?? '') ? (e as Product) : 'marketplace';
+  /** Several engines on one path, `engine` choosing (and metering as) one. */
+  const choose = (path: string, summary: string, engines: Record<string, { endpoint: LiveEndpoint<any, any>; product: Product }>) => {
+    const names = Object.keys(engines);
+    app.get<{ Querystring: Query }>(path, {
+      config: {
+        auth: 'bearer',
+        badInput: 'bad_parameter',
+        // An unknown engine still needs a product to authorise against; the handler answers 400.
+        product: (req) => (engines[(req.query as Query).engine ?? ''] ?? Object.values(engines)[0]).product,
       },
-    },
-    schema: { summary: 'Live search: engine=marketplace (web_search and web_news_search to come)', security: [{ bearer: [] }], response: { 200: envelope, ...errors } },
-    handler: async (req) => {
-      requireEngine(req.query, SEARCH_ENGINES);
-      if (req.query.engine !== 'marketplace') throw new AppError('product_unavailable', `engine=${req.query.engine} is not offered by this service yet`);
-      const { engine: _engine, ...rest } = req.query;
-      return runLive(m.search, rest, service.live);
-    },
+      schema: { summary, security: [{ bearer: [] }], response: { 200: envelope, ...errors } },
+      handler: async (req) => {
+        requireEngine(req.query, names);
+        return run(engines[req.query.engine!].endpoint, req.query, service);
+      },
+    });
+  };
+
+  const m = e.marketplace;
+  choose('/v1/search', 'Live search: engine=web_search (10 a page, page 1–10), web_news_search (one page) or marketplace', {
+    web_search: { endpoint: e.web.search, product: 'web_search' },
+    web_news_search: { endpoint: e.web.news, product: 'web_news_search' },
+    marketplace: { endpoint: m.search, product: 'marketplace' },
   });
-  route('/v1/product', 'A marketplace product page: price, availability, gallery, bullets, details', m.product);
-  route('/v1/product/reviews', 'The reviews shown on a marketplace product page', m.reviews);
-  route('/v1/product/offers', 'The all-offers panel: condition, price, delivery, ships-from, seller with rating', m.offers);
-  route('/v1/seller', "A seller's public profile: rating, feedback, business details", m.seller);
-  route('/v1/product/lookup', 'Product cards for a barcode (GTIN), on the US site; sponsored cards dropped', m.lookup);
-  route('/v1/seller/products', "A seller's storefront results; sponsored cards dropped", m.sellerProducts);
-  route('/v1/categories', "Top-level departments, or a node's children", m.categories);
-  route('/v1/bestsellers', 'One best-sellers page: 30 ranked products, and the subcategories', m.bestsellers);
+  route('/v1/product', 'A marketplace product page: price, availability, gallery, bullets, details', m.product, 'marketplace', 'required');
+  route('/v1/product/reviews', 'The reviews shown on a marketplace product page', m.reviews, 'marketplace', 'required');
+  route('/v1/product/offers', 'The all-offers panel: condition, price, delivery, ships-from, seller with rating', m.offers, 'marketplace', 'required');
+  route('/v1/seller', "A seller's public profile: rating, feedback, business details", m.seller, 'marketplace', 'required');
+  route('/v1/product/lookup', 'Product cards for a barcode (GTIN), on the US site; sponsored cards dropped', m.lookup, 'marketplace', 'required');
+  route('/v1/seller/products', "A seller's storefront results; sponsored cards dropped", m.sellerProducts, 'marketplace', 'required');
+  route('/v1/categories', "Top-level departments, or a node's children", m.categories, 'marketplace', 'required');
+  route('/v1/bestsellers', 'One best-sellers page: 30 ranked products, and the subcategories', m.bestsellers, 'marketplace', 'required');
+
+  choose('/v1/publisher/listing', "A publisher's article listing: engine=wire_listing (a wire section, 20 a page) or publisher_listing (any listing page by url, one page)", {
+    wire_listing: { endpoint: e.publisher.wire, product: 'publisher' },
+    publisher_listing: { endpoint: e.publisher.listing, product: 'publisher' },
+  });
+  route('/v1/publisher/article', 'One news article: headline, byline, times, section, canonical URL, body paragraphs', e.publisher.article, 'publisher', 'optional');
+  route('/v1/launches', "A day's launch leaderboard (today on the site's Pacific-time calendar, or date=YYYY-MM-DD), q filtering", e.launches.list, 'launches', 'optional');
+  route('/v1/launches/product', "One launch by slug: hunter, makers, description, images, comments, contact links", e.launches.product, 'launches', 'optional');
+  route('/v1/company/reviews', "A company's review profile by domain: rating summary and one page of reviews", e.reviews.reviews, 'company_reviews', 'optional');
+  route('/v1/job-board/jobs', 'One page of a job board\'s search results for q and location', e.jobBoard.listing, 'job_boards', 'optional');
+  route('/v1/contacts', 'The emails, phones and social profiles a domain publishes, each with the page it was found on', e.contacts.contacts, 'contacts', 'optional');
 }

@@ -1,0 +1,118 @@
+/**
+ * Website contacts (`GET /v1/contacts?domain=`, 10 credits): the emails, phones and social
+ * profiles a domain publishes, read from its home page and at most CONTACTS_MAX_PAGES − 1
+ * same-site pages it links as contact, imprint, about or team. robots.txt is honoured (as
+ * `newsmatch`, so `*` groups apply), each page is cut at CONTACTS_PAGE_BYTES, and a redirect
+ * off the domain is not followed. Every item names the page it was first found on, and
+ * `pages` says what became of each page tried.
+ */
+import { AppError } from '../../errors.js';
+import { patternParam, required, type LiveCall, type LiveEndpoint } from '../engine.js';
+import { loadPage } from '../page.js';
+import { Robots } from '../robots.js';
+import { contactPageLinks, countryHints, extractContacts } from './extract.js';
+
+export interface ContactItem {
+  type: 'email' | 'phone' | 'social';
+  value: string;
+  /** The social network (social items), else null. */
+  network: string | null;
+  /** The number as the page wrote it (phones), else null. */
+  shown: string | null;
+  page: string;
+}
+
+export interface PageRead {
+  url: string;
+  status: 'read' | 'truncated' | 'disallowed' | 'redirected_off_site' | 'failed';
+  detail: string | null;
+}
+
+export interface ContactsOptions {
+  /** CONTACTS_BASE_URL: `{domain}` filled in gives the home page's origin. */
+  baseUrl: string;
+  maxPages: number;
+  pageBytes: number;
+}
+
+const ROBOTS_BYTES = 512 * 1024;
+const ROBOTS_AGENT = 'newsmatch';
+
+/** A host name (IDN allowed, stored as punycode) with an optional port; no scheme or path. */
+const DOMAIN = /^(?=.{1,253}(:|$))([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$/;
+const domainParam = patternParam(DOMAIN, 'a domain name such as example.com, without scheme or path');
+
+export function contactsEndpoint(opts: ContactsOptions) {
+  const contacts: LiveEndpoint<{ domain: string }, ContactItem> = {
+    engine: 'contacts',
+    family: 'contacts',
+    params: {
+      domain: (raw, name) => {
+        if (raw === undefined) return undefined;
+        let host = raw.trim().toLowerCase().replace(/\.$/, '');
+        // An internationalised name is matched as the punycode the DNS holds.
+        if (URL.canParse(`http://${host}`) && !/[/?#@\s]/.test(host)) host = new URL(`http://${host}`).host;
+        return domainParam(host, name);
+      },
+    },
+    defaults: {},
+    page: null,
+    check: (q) => required(q, 'domain'),
+    run: (q, call) => crawl(q.domain, call, opts),
+  };
+  return { contacts };
+}
+
+async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
+  const origin = new URL(opts.baseUrl.replace(/\{domain\}/g, domain)).origin;
+  const pages: PageRead[] = [];
+  const found = new Map<string, ContactItem>();
+  const add = (item: ContactItem) => {
+    const key = `${item.type}\t${item.type === 'email' ? item.value.toLowerCase() : item.value}`;
+    if (!found.has(key)) found.set(key, item);
+  };
+  const done = () => ({ results: [...found.values()], extra: { domain, pages } });
+
+  const robots = await Robots.read(call, origin, ROBOTS_BYTES);
+  const read = async (url: string, home: boolean): Promise<{ doc: Document; url: string } | null> => {
+    const refusal = robots.refusal(url, ROBOTS_AGENT);
+    if (refusal) {
+      pages.push({ url, status: 'disallowed', detail: refusal });
+      return null;
+    }
+    let page;
+    try {
+      page = await call.get(url, { untrusted: true, offSite: 'stop', cutAt: opts.pageBytes });
+    } catch (e) {
+      // The home page failing fails the call; a linked page failing is noted and skipped.
+      if (home || !(e instanceof AppError) || e.code !== 'scrape_failed') throw e;
+      pages.push({ url, status: 'failed', detail: e.message });
+      return null;
+    }
+    if (page.redirectedTo) {
+      pages.push({ url, status: 'redirected_off_site', detail: `redirected to ${page.redirectedTo}, not followed` });
+      return null;
+    }
+    pages.push({ url: page.url, status: page.truncated ? 'truncated' : 'read', detail: page.truncated ? `cut at ${opts.pageBytes} bytes (CONTACTS_PAGE_BYTES)` : null });
+    return { doc: loadPage(page.html), url: page.url };
+  };
+  const collect = (doc: Document, url: string, hints: ReturnType<typeof countryHints>) => {
+    const c = extractContacts(doc, url, hints);
+    for (const value of c.emails) add({ type: 'email', value, network: null, shown: null, page: url });
+    for (const p of c.phones) add({ type: 'phone', value: p.e164, network: null, shown: p.shown, page: url });
+    for (const s of c.socials) add({ type: 'social', value: s.url, network: s.network, shown: null, page: url });
+  };
+
+  const home = await read(`${origin}/`, true);
+  if (home === null) return done();
+  const hints = countryHints(home.doc, home.url);
+  collect(home.doc, home.url, hints);
+  const linked = contactPageLinks(home.doc, home.url, opts.maxPages - 1);
+  // Read one after another: a small site is not hit by a burst, and the order of `pages` is stable.
+  for (const url of linked) {
+    const page = await read(url, false);
+    // The page's own hints first, then the home page's (whose last is the US fallback).
+    if (page) collect(page.doc, page.url, [...new Set([...countryHints(page.doc, page.url).filter((c) => c !== 'US'), ...hints])]);
+  }
+  return done();
+}

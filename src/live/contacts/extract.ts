@@ -1,0 +1,103 @@
+/**
+ * The contacts one page shows: email addresses, phone numbers and social profiles, read
+ * from its links, its visible text and its JSON-LD. Pure: the crawler fetches, loads the
+ * page with loadPage, and tags what comes back with the page's URL.
+ */
+import { emailsFromMailto, emailsInText, decodeCfEmail, dedupe } from './emails.js';
+import { phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+import { canonicalSocial, type Social } from './socials.js';
+
+export { decodeCfEmail, cleanEmail, emailsInText, emailsFromMailto } from './emails.js';
+export { countryHints, phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+export { canonicalSocial, type Social } from './socials.js';
+export { contactPageLinks } from './links.js';
+
+export interface PageContacts {
+  /** "info@acme.de": domain lower-cased, local part as shown, no repeats in any case. */
+  emails: string[];
+  phones: Phone[];
+  socials: Social[];
+}
+
+// Never rendered as text; <head> holds nothing a reader sees either.
+const HIDDEN = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'SVG', 'IFRAME']);
+// Elements that break a line, so numbers in neighbouring cells or lines do not run together.
+const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'OPTION', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
+
+/** The page's visible text, with a line break around each block element. */
+export function visibleText(doc: Document): string {
+  const parts: string[] = [];
+  const walk = (node: Node): void => {
+    for (const child of Array.from(node.childNodes)) {
+      if (child.nodeType === 3) parts.push(child.nodeValue ?? '');
+      else if (child.nodeType === 1) {
+        const tag = (child as Element).tagName.toUpperCase();
+        if (HIDDEN.has(tag)) continue;
+        const block = BLOCK.has(tag);
+        if (block) parts.push('\n');
+        walk(child);
+        if (block) parts.push('\n');
+      }
+    }
+  };
+  if (doc.documentElement) walk(doc.documentElement);
+  return parts.join('').replace(/[ \t\u00a0]+/g, ' ').replace(/ ?\n\s*/g, '\n');
+}
+
+/** Every string under `key` anywhere in the page's JSON-LD blocks (in @graph, contactPoint, arrays …). */
+function jsonLdValues(doc: Document, keys: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>(keys.map((k) => [k, []]));
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        const list = out.get(k);
+        if (list && typeof x === 'string') list.push(x);
+        else if (list && Array.isArray(x)) list.push(...x.filter((s): s is string => typeof s === 'string'));
+        else walk(x);
+      }
+    }
+  };
+  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
+    try {
+      walk(JSON.parse(s.textContent ?? ''));
+    } catch {
+      // A broken block is skipped: sites ship JSON-LD with trailing commas and raw newlines.
+    }
+  }
+  return out;
+}
+
+/**
+ * The contacts on one page. `hints` are the countries to read numbers written without "+"
+ * in, strongest first (countryHints gives them). Emails come from mailto: links, Cloudflare
+ * protected links, the visible text (obfuscated forms too) and JSON-LD `email`; phones from
+ * tel: links, JSON-LD `telephone` and the visible text; socials from links and JSON-LD
+ * `sameAs`. Each list is in that order, without repeats.
+ */
+export function extractContacts(doc: Document, pageUrl: string, hints: readonly CountryCode[]): PageContacts {
+  const links = Array.from(doc.querySelectorAll('a[href], area[href]'));
+  const ld = jsonLdValues(doc, ['email', 'telephone', 'sameAs']);
+  const text = visibleText(doc);
+
+  const cf = [...links.map((a) => a.getAttribute('href')!.match(/\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i)?.[1]), ...Array.from(doc.querySelectorAll('[data-cfemail]'), (e) => e.getAttribute('data-cfemail'))];
+  const emails = dedupe([
+    ...links.flatMap((a) => (/^\s*mailto:/i.test(a.getAttribute('href')!) ? emailsFromMailto(a.getAttribute('href')!) : [])),
+    ...cf.flatMap((hex) => emailsInText((hex && decodeCfEmail(hex)) ?? '')),
+    ...emailsInText(text),
+    ...ld.get('email')!.flatMap(emailsInText),
+  ]);
+
+  const phones = new Map<string, Phone>();
+  const tels = links.filter((a) => /^\s*tel:/i.test(a.getAttribute('href')!)).map((a) => phoneFromTel(a.getAttribute('href')!, hints, a.textContent));
+  for (const p of [...tels, ...ld.get('telephone')!.map((t) => phoneFromTel(t, hints)), ...phonesInText(text, hints)]) {
+    if (p && !phones.has(p.e164)) phones.set(p.e164, p);
+  }
+
+  const socials = new Map<string, Social>();
+  for (const s of [...links.map((a) => canonicalSocial(a.getAttribute('href')!, pageUrl)), ...ld.get('sameAs')!.map((u) => canonicalSocial(u))]) {
+    if (s && !socials.has(s.url)) socials.set(s.url, s);
+  }
+
+  return { emails, phones: [...phones.values()], socials: [...socials.values()] };
+}

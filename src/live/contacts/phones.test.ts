@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { loadPage } from '../page.js';
+import { countryHints, phoneFromTel, phonesInText } from './phones.js';
+
+describe('phoneFromTel', () => {
+  it('reads a national number under the hint, shown as the link text', () => {
+    expect(phoneFromTel('tel:030-1234567', ['DE'], ' 030 / 123 45 67 ')).toEqual({ e164: '+49301234567', shown: '030 / 123 45 67' });
+  });
+  it('reads percent-encoded and "//" forms, shown as written when the text is not the number', () => {
+    expect(phoneFromTel('tel:%2B44%2020%207946%200958', ['DE'], 'Call us')).toEqual({ e164: '+442079460958', shown: '+44 20 7946 0958' });
+    expect(phoneFromTel('TEL://+4930123456-0;ext=12', ['US'])).toEqual({ e164: '+49301234560', shown: '+4930123456-0' });
+  });
+  it('takes the first hint that makes it valid', () => {
+    expect(phoneFromTel('tel:020 7946 0958', ['DE', 'GB'])).toEqual({ e164: '+442079460958', shown: '020 7946 0958' });
+  });
+  it('is null for what is no number', () => {
+    expect(phoneFromTel('tel:', ['DE'])).toBeNull();
+    expect(phoneFromTel('tel:112', ['DE'])).toBeNull();
+    expect(phoneFromTel('tel:+1', ['US'])).toBeNull();
+  });
+});
+
+describe('phonesInText', () => {
+  it('reads German numbers under DE, with any separators, and international ones under any hint', () => {
+    const text = 'Tel. 030 1234567\nFax: (030) 123 456-78\nLondon: +44 20 7946 0958';
+    expect(phonesInText(text, ['DE'])).toEqual([
+      { e164: '+49301234567', shown: '030 1234567' },
+      { e164: '+493012345678', shown: '(030) 123 456-78' },
+      { e164: '+442079460958', shown: '+44 20 7946 0958' },
+    ]);
+  });
+  it('reads British numbers under GB, and not under DE', () => {
+    expect(phonesInText('Office 020 7946 0958', ['GB'])).toEqual([{ e164: '+442079460958', shown: '020 7946 0958' }]);
+    expect(phonesInText('Office 020 7946 0958', ['DE'])).toEqual([]);
+  });
+  it('takes Indian mobiles written without the trunk 0', () => {
+    expect(phonesInText('Mobile: 98765 43210', ['IN'])).toEqual([{ e164: '+919876543210', shown: '98765 43210' }]);
+  });
+  it('tries later hints for what earlier ones do not read, in page order', () => {
+    expect(phonesInText('NY (212) 555-0123, Berlin 030 1234567', ['DE', 'US'])).toEqual([
+      { e164: '+12125550123', shown: '(212) 555-0123' },
+      { e164: '+49301234567', shown: '030 1234567' },
+    ]);
+  });
+  it('drops order numbers, dates, and numbers that are not valid', () => {
+    expect(phonesInText('Order 1234 5678', ['US'])).toEqual([]);
+    expect(phonesInText('Order #4155552671 shipped', ['US'])).toEqual([]);
+    expect(phonesInText('Bestellnr. 2024031512345 vom 12.03.2024', ['DE'])).toEqual([]);
+    expect(phonesInText('Laufzeit 01.01.2024 - 31.12.2024', ['DE'])).toEqual([]);
+    expect(phonesInText('IBAN DE89 3704 0044 0532 0130 00, USt-IdNr. DE 123 456 789', ['DE'])).toEqual([]);
+    expect(phonesInText('Call 555-0100 or +1 555 555 5555', ['US'])).toEqual([]);
+  });
+  it('keeps one entry per number', () => {
+    expect(phonesInText('030 1234567 or +49 30 1234567', ['DE'])).toEqual([{ e164: '+49301234567', shown: '030 1234567' }]);
+  });
+});
+
+describe('countryHints', () => {
+  const page = (head: string, lang = '') => loadPage(`<!doctype html><html${lang}><head>${head}</head><body></body></html>`);
+  it('reads lang, og:locale, the page own hreflang, then the TLD, US last', () => {
+    const doc = page('<meta property="og:locale" content="fr_CH"><link rel="alternate" hreflang="it-IT" href="https://acme.co.uk/it/"><link rel="alternate" hreflang="es-ES" href="/es/"><link rel="alternate" hreflang="nl-NL" href="https://acme.co.uk/kontakt">', ' lang="de-AT"');
+    expect(countryHints(doc, 'https://acme.co.uk/kontakt/')).toEqual(['AT', 'CH', 'NL', 'GB', 'US']);
+  });
+  it('dedupes, keeping the first place', () => {
+    expect(countryHints(page('<meta property="og:locale" content="de_DE">', ' lang="de-DE"'), 'https://www.acme.de/')).toEqual(['DE', 'US']);
+    expect(countryHints(page('', ' lang="en-US"'), 'https://acme.ca/')).toEqual(['US', 'CA']);
+  });
+  it('reads script subtags past and ignores language-only tags, vanity and generic TLDs', () => {
+    expect(countryHints(page('', ' lang="zh-Hant-TW"'), 'https://acme.io/')).toEqual(['TW', 'US']);
+    expect(countryHints(page('', ' lang="de"'), 'https://acme.com/')).toEqual(['US']);
+    expect(countryHints(page('', ' lang="en-EU"'), 'https://acme.eu/')).toEqual(['US']);
+  });
+  it('maps country TLDs', () => {
+    const tlds = ['uk', 'fr', 'it', 'es', 'nl', 'ch', 'at', 'au', 'in', 'jp'].map((t) => countryHints(page(''), `https://shop.example.${t}/`)[0]);
+    expect(tlds).toEqual(['GB', 'FR', 'IT', 'ES', 'NL', 'CH', 'AT', 'AU', 'IN', 'JP']);
+    expect(countryHints(page(''), 'https://acme.com.au/')).toEqual(['AU', 'US']);
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * Every live engine, built from the configuration: the marketplace family and the others
+ * (web search, publishers, launches, company reviews, job boards, contacts).
+ */
+import type { Config } from '../config.js';
+import { contactsEndpoint } from './contacts/endpoints.js';
+import { jobBoardEndpoints } from './job-board/endpoints.js';
+import { launchEndpoints } from './launches/endpoints.js';
+import { marketplaceEndpoints, siteBase } from './marketplace/endpoints.js';
+import { publisherEndpoints } from './publisher/endpoints.js';
+import { reviewEndpoints } from './reviews/endpoints.js';
+import { webEndpoints } from './web/endpoints.js';
+
+export function liveEngines(config: Config, clock: () => number) {
+  return {
+    marketplace: marketplaceEndpoints(siteBase(config.marketplaceBaseUrl)),
+    web: webEndpoints({ search: config.webSearchUrl, news: config.webNewsSearchUrl }, clock),
+    publisher: publisherEndpoints(config.publisherWireUrl, clock),
+    launches: launchEndpoints(config.launchesBaseUrl, clock),
+    reviews: reviewEndpoints(config.companyReviewsUrl, clock),
+    jobBoard: jobBoardEndpoints(config.jobBoardUrl, clock),
+    contacts: contactsEndpoint({ baseUrl: config.contactsBaseUrl, maxPages: config.contactsMaxPages, pageBytes: config.contactsPageBytes }),
+  };
+}
+
+export type LiveEngines = ReturnType<typeof liveEngines>;

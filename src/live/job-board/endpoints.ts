@@ -1,0 +1,27 @@
+/**
+ * Job-board listings (8 credits a page): the board's search results (JOB_BOARD_URL) for `q`
+ * and `location`, `page` forwarded (10 a page on the board).
+ */
+import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
+import { parseJobListing, type JobItem } from './parse.js';
+
+const PAGE_SIZE = 10;
+
+export function jobBoardEndpoints(url: string, clock: () => number) {
+  const listing: LiveEndpoint<{ q: string | null; location: string | null; page: number }, JobItem> = {
+    engine: 'job_boards',
+    family: 'jobs',
+    params: { q: stringParam(200), location: stringParam(200), page: intParam(1, 1_000) },
+    defaults: { page: 1 },
+    page: 'forwarded',
+    check(q) {
+      if (q.q === null && q.location === null) throw bad('q or location is required');
+    },
+    async run(q, call) {
+      const start = (q.page - 1) * PAGE_SIZE;
+      const page = await call.get(fillTemplate(url, { q: q.q ?? '', location: q.location ?? '', start, page: q.page }));
+      return parseJobListing(page.html, page.url, new Date(clock()));
+    },
+  };
+  return { listing };
+}

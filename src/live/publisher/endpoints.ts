@@ -1,0 +1,58 @@
+/**
+ * Publisher engines (8 credits a page): the wire publisher's section listing (PUBLISHER_WIRE_URL,
+ * 20 articles a page), any other publisher's listing page (single page, by URL), and one
+ * article (JSON-LD NewsArticle first, the markup second). The publisher is the page itself, so
+ * the news `sources` filter is locked here.
+ */
+import { fillTemplate, intParam, patternParam, required, urlParam, type LiveEndpoint } from '../engine.js';
+import { parseArticle, type Article } from './article.js';
+import { parseListing, type ListingItem } from './listing.js';
+
+export const FAMILY = 'publisher';
+const LOCKED = { sources: 'the publisher is the page read; filter news sources on /v1/news or /v1/match' };
+
+export function publisherEndpoints(wireUrl: string, clock: () => number) {
+  const wire: LiveEndpoint<{ section: string; page: number }, ListingItem> = {
+    engine: 'wire_listing',
+    family: FAMILY,
+    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology'), page: intParam(1, 1_000) },
+    defaults: { page: 1 },
+    page: { max: 10 },
+    locked: LOCKED,
+    check: (q) => required(q, 'section'),
+    async run(q, call) {
+      const page = await call.get(fillTemplate(wireUrl, { section: q.section, page: q.page }));
+      return parseListing(page.html, page.url, new Date(clock()));
+    },
+  };
+
+  const listing: LiveEndpoint<{ url: string; page: number }, ListingItem> = {
+    engine: 'publisher_listing',
+    family: FAMILY,
+    params: { url: urlParam, page: intParam(1, 1_000) },
+    defaults: { page: 1 },
+    page: 'single',
+    locked: LOCKED,
+    check: (q) => required(q, 'url'),
+    async run(q, call) {
+      const page = await call.get(q.url, { untrusted: true });
+      return parseListing(page.html, page.url, new Date(clock()));
+    },
+  };
+
+  const article: LiveEndpoint<{ url: string }, Article> = {
+    engine: 'publisher_article',
+    family: FAMILY,
+    params: { url: urlParam },
+    defaults: {},
+    page: null,
+    locked: LOCKED,
+    check: (q) => required(q, 'url'),
+    async run(q, call) {
+      const page = await call.get(q.url, { untrusted: true });
+      return [parseArticle(page.html, page.url)];
+    },
+  };
+
+  return { wire, listing, article };
+}

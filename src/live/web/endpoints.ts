@@ -1,0 +1,51 @@
+/**
+ * The web search family (`GET /v1/search?engine=web_search|web_news_search`, 5 credits): one
+ * results page of the configured upstream (WEB_SEARCH_URL, WEB_NEWS_SEARCH_URL) read and parsed.
+ * Web search pages 1–10 of 10 organic results; news search is a single page.
+ */
+import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
+import { parseNewsResults, type NewsResult } from './news.js';
+import { parseWebResults, type WebResult } from './search.js';
+
+export const FAMILY = 'web';
+const PAGE_SIZE = 10;
+
+interface WebQuery extends Record<string, unknown> {
+  q: string;
+  page: number;
+}
+
+const requireQ = (q: { q: string | null }) => {
+  if (q.q === null) throw bad('q is required: the search terms');
+};
+
+export function webEndpoints(urls: { search: string; news: string }, clock: () => number) {
+  const search: LiveEndpoint<WebQuery, WebResult> = {
+    engine: 'web_search',
+    family: FAMILY,
+    params: { q: stringParam(500), page: intParam(1, 1_000) },
+    defaults: { page: 1 },
+    page: { max: 10 },
+    check: requireQ,
+    async run(q, call) {
+      const start = (q.page - 1) * PAGE_SIZE;
+      const page = await call.get(fillTemplate(urls.search, { q: q.q, start, page: q.page }));
+      return parseWebResults(page.html, { pageUrl: page.url, offset: start, fetchedAt: new Date(clock()) });
+    },
+  };
+
+  const news: LiveEndpoint<WebQuery, NewsResult> = {
+    engine: 'web_news_search',
+    family: FAMILY,
+    params: { q: stringParam(500), page: intParam(1, 1_000) },
+    defaults: { page: 1 },
+    page: 'single',
+    check: requireQ,
+    async run(q, call) {
+      const page = await call.get(fillTemplate(urls.news, { q: q.q }));
+      return parseNewsResults(page.html, { pageUrl: page.url, fetchedAt: new Date(clock()) });
+    },
+  };
+
+  return { search, news };
+}
