@@ -15,6 +15,8 @@ import { startHarness, type Harness } from './helpers/service.js';
 const cfEncode = (email: string, key = 0x5a) => [key, ...Buffer.from(email)].map((b, i) => (i === 0 ? b : b ^ key).toString(16).padStart(2, '0')).join('');
 
 const requested: string[] = [];
+/** What /robots.txt answers: the site's rules by default. */
+let robots: { status: number; body: string } = { status: 200, body: 'User-agent: *\nDisallow: /private/\n' };
 const elsewhere: string[] = [];
 let site: http.Server;
 let other: http.Server;
@@ -56,7 +58,7 @@ beforeAll(async () => {
     const html = (body: string, status = 200) => res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
     switch (req.url) {
       case '/robots.txt':
-        return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+        return res.writeHead(robots.status, { 'content-type': 'text/plain' }).end(robots.body);
       case '/':
         return html(HOME());
       case '/kontakt':
@@ -144,6 +146,28 @@ describe('GET /v1/contacts', () => {
     expect(elsewhere).toEqual([]); // neither the redirect target nor the partner link
     expect(res.body.results.map((r: any) => r.value)).not.toContain('spaet@acme-test.de');
     expect(res.body.pages.find((p: any) => p.status === 'redirected_off_site').detail).toContain(`${otherOrigin}/about`);
+  });
+
+  it('reads nothing robots.txt forbids: Disallow: / or a 5xx (RFC 9309); a 404 means no rules', async () => {
+    const pagesFor = async (r: typeof robots) => {
+      robots = r;
+      requested.length = 0;
+      const res = await get(`/v1/contacts?domain=${domain}`);
+      expect(res.status, res.raw).toBe(200);
+      return { pages: res.body.pages.map((p: any) => [p.url.replace(`http://${domain}`, ''), p.status, p.detail]), count: res.body.count };
+    };
+    try {
+      expect(await pagesFor({ status: 200, body: 'User-agent: *\nDisallow: /\n' })).toEqual({ pages: [['/', 'disallowed', 'robots.txt disallows it']], count: 0 });
+      expect(requested).toEqual(['/robots.txt']);
+      const closed = await pagesFor({ status: 503, body: 'busy' });
+      expect(closed.pages).toEqual([['/', 'disallowed', expect.stringContaining('HTTP 503')]]);
+      expect(requested).toEqual(['/robots.txt']);
+      const open = await pagesFor({ status: 404, body: 'no robots here' });
+      expect(open.pages.map((p: string[]) => p[1])).toEqual(['read', 'read', 'read', 'redirected_off_site', 'truncated', 'failed']); // the site has no /private/team: a 404
+      expect(requested).toContain('/private/team');
+    } finally {
+      robots = { status: 200, body: 'User-agent: *\nDisallow: /private/\n' };
+    }
   });
 
   it('charges 10 credits a call and refunds a site that cannot be read', async () => {

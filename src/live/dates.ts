@@ -57,6 +57,18 @@ export function shownDate(text: string | null | undefined, fetchedAt: Date): str
   return absoluteDate(t);
 }
 
+/**
+ * The ISO instant of a machine-readable timestamp (JSON-LD `datePublished`, `<time datetime>`,
+ * `article:published_time`), or null. A date-time without a zone is read as UTC, not as the
+ * server's local time: AP's "2024-09-03T04:03:19" is its JSON-LD "2024-09-03T04:03:19Z".
+ */
+export function isoInstant(v: string | null | undefined): string | null {
+  const t = v?.trim();
+  if (!t) return null;
+  const d = new Date(/^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(t) ? `${t}Z` : t);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
 /** "2026-02-20", "Feb 20, 2026", "20 Feb 2026", "20.02.2026" (day first), as midnight UTC. */
 function absoluteDate(t: string): string | null {
   let m = /\b(\d{4})-(\d{2})-(\d{2})(T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?/.exec(t);

@@ -26,12 +26,28 @@ export function textOf(el: Element | null | undefined): string | null {
 
 /**
  * Throws when the page is a robot check or captcha rather than content: the marketplace's
- * "validateCaptcha" form and its "Robot Check" title, or the common captcha widgets.
+ * "validateCaptcha" form and its "Robot Check" title, or the common captcha widgets; or a bot
+ * challenge, Cloudflare's interstitials ("Just a moment...") among them, which carry no captcha
+ * markers.
  */
 export function assertNotRobotCheck(doc: Document): void {
-  const title = doc.querySelector('title')?.textContent ?? '';
-  if (/robot check/i.test(title) || doc.querySelector('form[action*="validateCaptcha"]') || doc.querySelector('iframe[src*="captcha"], .g-recaptcha, #captchacharacters, .h-captcha')) {
+  const titleEl = doc.querySelector('title');
+  // Titles are matched whole: a results page's title carries the query, which may say anything.
+  if (/^\s*robot check\s*$/i.test(titleEl?.textContent ?? '') || doc.querySelector('form[action*="validateCaptcha"]') || doc.querySelector('iframe[src*="captcha"], .g-recaptcha, #captchacharacters, .h-captcha')) {
     throw new ScrapeError('the site answered with a robot check (captcha) instead of the page');
+  }
+  if (/^(?:just a moment|additional verification required|attention required|verify you are human)\b[\s.!…]*(?:\|.*)?$/i.test(textOf(titleEl) ?? '') || doc.querySelector('#challenge-form, #challenge-running, #challenge-stage')) {
+    throw new ScrapeError('the site answered with a bot challenge instead of the page');
+  }
+}
+
+/** `href` resolved against `base`; null for none or one that is no URL. */
+export function absoluteUrl(href: string | null | undefined, base: string): string | null {
+  if (!href) return null;
+  try {
+    return new URL(href, base).href;
+  } catch {
+    return null;
   }
 }
 

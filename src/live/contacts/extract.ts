@@ -3,6 +3,7 @@
  * from its links, its visible text and its JSON-LD. Pure: the crawler fetches, loads the
  * page with loadPage, and tags what comes back with the page's URL.
  */
+import { ldBlocks } from '../json-ld.js';
 import { emailsFromMailto, emailsInText, decodeCfEmail, dedupe } from './emails.js';
 import { phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
 import { canonicalSocial, type Social } from './socials.js';
@@ -58,11 +59,11 @@ function jsonLdValues(doc: Document, keys: readonly string[]): Map<string, strin
       }
     }
   };
-  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
+  for (const block of ldBlocks(doc)) {
     try {
-      walk(JSON.parse(s.textContent ?? ''));
+      walk(block);
     } catch {
-      // A broken block is skipped: sites ship JSON-LD with trailing commas and raw newlines.
+      // nested too deep to walk (a hostile page): skipped like a block that does not parse
     }
   }
   return out;

@@ -1,26 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseJobListing, type JobItem } from './parse.js';
 
 /** Synthetic pages only: no real listing was captured (synthetic/REVIEWS-JOBS.PROVENANCE.md). */
-const SYNTHETIC = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/synthetic');
-const read = (name: string) => readFileSync(`${SYNTHETIC}/${name}`, 'utf8');
 const at = new Date('2026-03-01T12:00:00Z');
 const AUSTIN = 'https://www.indeed.com/jobs?q=data+engineer&l=Austin%2C+TX&start=10';
 const DENVER = 'https://www.indeed.com/jobs?q=registered+nurse&l=Denver%2C+CO';
-
-function scrapeError(fn: () => unknown): ScrapeError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScrapeError);
-    return e as ScrapeError;
-  }
-  throw new Error('no ScrapeError thrown');
-}
 
 const byId = (jobs: JobItem[], id: string) => {
   const j = jobs.find((x) => x.id === id);
@@ -31,7 +16,7 @@ const byId = (jobs: JobItem[], id: string) => {
 describe('parseJobListing: listing page ("data engineer", Austin, TX, page 2)', () => {
   let jobs: JobItem[];
   beforeAll(() => {
-    jobs = parseJobListing(read('job-board-listing-data-engineer-austin.html'), AUSTIN, at);
+    jobs = parseJobListing(readFixture('synthetic/job-board-listing-data-engineer-austin.html'), AUSTIN, at);
   });
 
   it('reads the 12 cards in page order (the mosaic spacer items are no jobs)', () => {
@@ -107,7 +92,7 @@ describe('parseJobListing: listing page ("data engineer", Austin, TX, page 2)', 
 describe('parseJobListing: JSON-LD ItemList beside the cards ("registered nurse", Denver, CO)', () => {
   let jobs: JobItem[];
   beforeAll(() => {
-    jobs = parseJobListing(read('job-board-jsonld-registered-nurse-denver.html'), DENVER, at);
+    jobs = parseJobListing(readFixture('synthetic/job-board-jsonld-registered-nurse-denver.html'), DENVER, at);
   });
 
   it('cards in page order joined with their postings, then the posting no card shows', () => {
@@ -158,7 +143,7 @@ describe('parseJobListing: JSON-LD ItemList beside the cards ("registered nurse"
 
 describe('parseJobListing: other pages', () => {
   it('"did not match any jobs" gives []', () => {
-    expect(parseJobListing(read('job-board-no-results.html'), 'https://www.indeed.com/jobs?q=underwater+basket+weaving+engineer&l=Austin%2C+TX', at)).toEqual([]);
+    expect(parseJobListing(readFixture('synthetic/job-board-no-results.html'), 'https://www.indeed.com/jobs?q=underwater+basket+weaving+engineer&l=Austin%2C+TX', at)).toEqual([]);
   });
 
   it('robot checks and Cloudflare challenges are ScrapeErrors', () => {
@@ -173,7 +158,7 @@ describe('parseJobListing: other pages', () => {
   it('a page with neither jobs nor a no-results message is a ScrapeError', () => {
     const detail = 'no job cards on the page: the layout changed or the page is not a job search page';
     expect(scrapeError(() => parseJobListing('<html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>', AUSTIN, at)).detail).toBe(detail);
-    expect(scrapeError(() => parseJobListing(read('company-reviews-acmeoutdoor-markup.html'), AUSTIN, at)).detail).toBe(detail);
+    expect(scrapeError(() => parseJobListing(readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'), AUSTIN, at)).detail).toBe(detail);
     const untitled = '<html><body><ul><li><div class="job_seen_beacon"><h2 class="jobTitle"></h2></div></li></ul></body></html>';
     expect(scrapeError(() => parseJobListing(untitled, AUSTIN, at)).detail).toBe('job cards without titles: the layout changed');
   });

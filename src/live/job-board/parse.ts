@@ -16,7 +16,9 @@
  * where a page carries it: its values stand before the card's, joined on the job id.
  */
 import { shownDate } from '../dates.js';
-import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { clean, hasType, isObj, jsonLd, ldNodes, list, num, obj, str, type Json } from '../json-ld.js';
+import { mergeById, prefer } from '../merge.js';
+import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
 
 export interface JobItem {
   /** 1-based, in the returned list. */
@@ -57,7 +59,6 @@ const SNIPPET_CHARS = 300;
 export function parseJobListing(html: string, pageUrl: string, fetchedAt: Date): JobItem[] {
   const doc = loadPage(html);
   assertNotRobotCheck(doc);
-  assertNotChallenge(doc);
   const origin = new URL(pageUrl).origin;
 
   const beacons = [...doc.querySelectorAll(BEACON)];
@@ -70,7 +71,12 @@ export function parseJobListing(html: string, pageUrl: string, fetchedAt: Date):
     if (isNoResultsPage(doc)) return [];
     throw new ScrapeError('no job cards on the page: the layout changed or the page is not a job search page');
   }
-  const jobs = merge(cards.filter((c) => c.title), ld.filter((j) => j.title));
+  // The posting's values first; the card's shown pay and snippet before the posting's rewritten ones.
+  const jobs = mergeById(
+    cards.filter((c) => c.title),
+    ld.filter((j) => j.title),
+    { join: (j, c) => ({ ...prefer(j, c), salary_text: c.salary_text ?? j.salary_text, snippet: c.snippet ?? j.snippet }) },
+  );
   if (jobs.length === 0) throw new ScrapeError('job cards without titles: the layout changed');
   return jobs.map((j, i) => ({ ...j, position: i + 1 }));
 }
@@ -100,7 +106,7 @@ function parseCard(el: Element, origin: string, pageUrl: string, fetchedAt: Date
     posted_at: postedAt(posted_text, fetchedAt),
     posted_text,
     salary_text: textOf(el.querySelector('.salary-snippet-container, .salary-snippet')) ?? attributes.find((t) => PAY.test(t)) ?? null,
-    url: id ? `${origin}/viewjob?jk=${encodeURIComponent(id)}` : absolute(link?.getAttribute('href'), pageUrl),
+    url: id ? `${origin}/viewjob?jk=${encodeURIComponent(id)}` : (absoluteUrl(link?.getAttribute('href'), pageUrl) ?? pageUrl),
     snippet: snippet(el),
     remote: [location, ...attributes].some((t) => !!t && /\bremote\b/i.test(t) && !/\bhybrid\b/i.test(t)),
     sponsored: isSponsored(el),
@@ -140,27 +146,16 @@ function isNoResultsPage(doc: Document): boolean {
 // ---------------------------------------------------------------------------------------------
 // JSON-LD
 
-type Json = Record<string, unknown>;
-
 /** JobPostings standing alone, in arrays, in an `@graph`, or as `ItemList` elements (`item` or the element itself). */
 function ldPostings(doc: Document): Json[] {
   const out = new Set<Json>();
-  const add = (v: unknown, depth: number): void => {
-    if (depth > 4) return;
-    if (Array.isArray(v)) for (const x of v) add(x, depth + 1);
-    else if (isObj(v)) {
-      if (hasType(v, 'JobPosting')) out.add(v);
-      if (v['@graph'] !== undefined) add(v['@graph'], depth + 1);
-      if (hasType(v, 'ItemList')) for (const li of list(v.itemListElement)) add(hasType(li, 'JobPosting') ? li : li.item, depth + 1);
+  const add = (nodes: Json[], depth: number): void => {
+    for (const o of nodes) {
+      if (hasType(o, 'JobPosting')) out.add(o);
+      if (hasType(o, 'ItemList') && depth < 4) for (const li of list(o.itemListElement)) add(ldNodes(hasType(li, 'JobPosting') ? li : li.item), depth + 1);
     }
   };
-  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
-    try {
-      add(JSON.parse(s.textContent ?? ''), 0);
-    } catch {
-      // a broken block: the cards still stand
-    }
-  }
+  add(jsonLd(doc), 0);
   return [...out];
 }
 
@@ -180,7 +175,7 @@ function ldJob(o: Json, origin: string, pageUrl: string, fetchedAt: Date): JobIt
     posted_at: shownDate(str(o.datePosted), fetchedAt),
     posted_text: null,
     salary_text: ldSalary(obj(o.baseSalary)),
-    url: url ? absolute(url, pageUrl) : id ? `${origin}/viewjob?jk=${encodeURIComponent(id)}` : pageUrl,
+    url: url ? (absoluteUrl(url, pageUrl) ?? pageUrl) : id ? `${origin}/viewjob?jk=${encodeURIComponent(id)}` : pageUrl,
     snippet: ldSnippet(str(o.description)),
     remote,
     sponsored: false,
@@ -230,79 +225,4 @@ function ldSnippet(description: string | null): string | null {
   if (!text || text.length <= SNIPPET_CHARS) return text;
   const cut = text.slice(0, SNIPPET_CHARS);
   return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : SNIPPET_CHARS).replace(/[\s,.;:]+$/, '')}…`;
-}
-
-/**
- * The cards in page order, each overlaid with the JSON-LD posting of the same id (the posting's
- * values first; the card's shown pay and snippet before the posting's rewritten ones), then the
- * postings no card shows.
- */
-function merge(cards: JobItem[], ld: JobItem[]): JobItem[] {
-  if (!ld.length || !cards.length) return ld.length ? ld : cards;
-  const byId = new Map(ld.filter((j) => j.id).map((j) => [j.id, j]));
-  const used = new Set<JobItem>();
-  const out = cards.map((c) => {
-    const j = c.id ? byId.get(c.id) : undefined;
-    if (!j) return c;
-    used.add(j);
-    return { ...prefer(j, c), salary_text: c.salary_text ?? j.salary_text, snippet: c.snippet ?? j.snippet };
-  });
-  return [...out, ...ld.filter((j) => !used.has(j))];
-}
-
-/** `a`'s fields, with `b`'s where `a` has none (null, '' or false). */
-function prefer<T extends object>(a: T, b: T): T {
-  const out = { ...a };
-  for (const k of Object.keys(b) as (keyof T)[]) if (out[k] === null || out[k] === '' || out[k] === false) out[k] = b[k];
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Challenges and values
-
-/** Cloudflare's interstitials ("Just a moment...") carry none of assertNotRobotCheck's captcha markers. */
-function assertNotChallenge(doc: Document): void {
-  const title = textOf(doc.querySelector('title')) ?? '';
-  if (/^just a moment\b|additional verification required|attention required|verify you are human/i.test(title) || doc.querySelector('#challenge-form, #challenge-running, #challenge-stage')) {
-    throw new ScrapeError('the site answered with a bot challenge instead of the page');
-  }
-}
-
-function absolute(href: string | null | undefined, base: string): string {
-  try {
-    return href ? new URL(href, base).href : base;
-  } catch {
-    return base;
-  }
-}
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function obj(v: unknown): Json | undefined {
-  return isObj(v) ? v : undefined;
-}
-
-function list(v: unknown): Json[] {
-  return (Array.isArray(v) ? v : [v]).filter(isObj);
-}
-
-function hasType(o: Json, type: string): boolean {
-  const t = o['@type'];
-  return Array.isArray(t) ? t.includes(type) : t === type;
-}
-
-function str(v: unknown): string | null {
-  return typeof v === 'string' && v.trim() ? v.trim() : null;
-}
-
-function clean(t: string | null): string | null {
-  const c = t?.replace(/\s+/g, ' ').trim();
-  return c ? c : null;
-}
-
-function num(v: unknown): number | null {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() ? Number(v.trim()) : NaN;
-  return Number.isFinite(n) ? n : null;
 }

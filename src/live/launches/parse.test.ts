@@ -1,27 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseLaunch, parseLeaderboard } from './parse.js';
 
 /** Hand-written pages (no real capture exists): see synthetic/LAUNCHES-PUBLISHER.PROVENANCE.md. */
-const SYNTHETIC = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/synthetic');
-const read = (name: string) => readFileSync(`${SYNTHETIC}/${name}`, 'utf8');
 const ORIGIN = 'https://www.producthunt.com';
 
-const scrapeError = (fn: () => unknown): ScrapeError => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScrapeError);
-    return e as ScrapeError;
-  }
-  throw new Error('no ScrapeError thrown');
-};
-
 describe('parseLeaderboard: the synthetic day page', () => {
-  const launches = parseLeaderboard(read('launches-leaderboard-2026-11-23.html'), ORIGIN);
+  const launches = parseLeaderboard(readFixture('synthetic/launches-leaderboard-2026-11-23.html'), ORIGIN);
 
   it('reads the 8 posts in rank order and skips the promoted slot', () => {
     expect(launches.map((l) => [l.rank, l.slug])).toEqual([
@@ -63,8 +48,8 @@ describe('parseLeaderboard: the synthetic day page', () => {
 
   it('a page that is no leaderboard is a ScrapeError', () => {
     const detail = /^no post items on the page/;
-    expect(scrapeError(() => parseLeaderboard(read('launches-post-quillmate.html'), ORIGIN)).detail).toMatch(detail);
-    expect(scrapeError(() => parseLeaderboard(read('launches-not-found.html'), ORIGIN)).detail).toMatch(detail);
+    expect(scrapeError(() => parseLeaderboard(readFixture('synthetic/launches-post-quillmate.html'), ORIGIN)).detail).toMatch(detail);
+    expect(scrapeError(() => parseLeaderboard(readFixture('synthetic/launches-not-found.html'), ORIGIN)).detail).toMatch(detail);
     // the message alone, without the leaderboard's day navigation
     expect(scrapeError(() => parseLeaderboard('<html><body><p>No launches yet</p></body></html>', ORIGIN)).detail).toMatch(detail);
   });
@@ -98,7 +83,7 @@ describe('parseLeaderboard: the synthetic day page', () => {
 });
 
 describe('parseLaunch', () => {
-  const detail = parseLaunch(read('launches-post-quillmate.html'), ORIGIN);
+  const detail = parseLaunch(readFixture('synthetic/launches-post-quillmate.html'), ORIGIN);
 
   it('reads the header, description and counts', () => {
     expect(detail).toMatchObject({
@@ -171,11 +156,11 @@ describe('parseLaunch', () => {
   });
 
   it('the not-found page is null', () => {
-    expect(parseLaunch(read('launches-not-found.html'), ORIGIN)).toBeNull();
+    expect(parseLaunch(readFixture('synthetic/launches-not-found.html'), ORIGIN)).toBeNull();
   });
 
   it('a leaderboard or a page without a launch header is a ScrapeError', () => {
-    expect(scrapeError(() => parseLaunch(read('launches-leaderboard-2026-11-23.html'), ORIGIN)).detail).toBe('a leaderboard, not a launch page');
+    expect(scrapeError(() => parseLaunch(readFixture('synthetic/launches-leaderboard-2026-11-23.html'), ORIGIN)).detail).toBe('a leaderboard, not a launch page');
     expect(scrapeError(() => parseLaunch('<html><body><main><p>Loading…</p></main></body></html>', ORIGIN)).detail).toMatch(/^no launch name \(h1\)/);
   });
 });

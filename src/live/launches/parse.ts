@@ -11,7 +11,7 @@
  * - a launch page has the name in `h1`, the tagline in `h2`, `/@username` user links under
  *   labels "Hunter" and "Makers", comments in `[data-test="comment-<id>"]`.
  */
-import { assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
+import { absoluteUrl, assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 
 /** One post of a daily leaderboard. */
 export interface Launch {
@@ -212,13 +212,7 @@ function isNotFound(doc: Document, h1: string | null): boolean {
 
 /** A link's absolute href as shown (redirects and tracking parameters kept); null for none. */
 function outbound(a: Element | null | undefined, origin: string): string | null {
-  const href = a?.getAttribute('href')?.trim();
-  if (!href) return null;
-  try {
-    return new URL(href, `${origin}/`).href;
-  } catch {
-    return null;
-  }
+  return absoluteUrl(a?.getAttribute('href')?.trim(), `${origin}/`);
 }
 
 /** Text with its paragraphs on lines of their own (an element without p: its text). */

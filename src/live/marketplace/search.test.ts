@@ -1,17 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseSearchResults } from './search.js';
 import type { Card } from './types.js';
 
 /** Real pages: test/fixtures/pages/amazon-search and amazon-seller (see PROVENANCE.md there). */
-const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
-const COM_2026 = `${PAGES}/amazon-search/amazon-com-search-portable-charger-2026.html`;
-const DE_2022 = `${PAGES}/amazon-search/amazon-de-search-katzenfutter-2022.html`;
-const STORE_2020 = `${PAGES}/amazon-seller/amazon-com-seller-storefront-search-2020.html`;
-const read = (path: string) => readFileSync(path, 'utf8');
+const COM_2026 = 'amazon-search/amazon-com-search-portable-charger-2026.html';
+const DE_2022 = 'amazon-search/amazon-de-search-katzenfutter-2022.html';
+const STORE_2020 = 'amazon-seller/amazon-com-seller-storefront-search-2020.html';
 const US = { origin: 'https://www.amazon.com', currency: 'USD' };
 const DE = { origin: 'https://www.amazon.de', currency: 'EUR' };
 
@@ -44,7 +39,7 @@ describe('parseSearchResults: amazon.com search, 2026 layout ("portable charger"
   let html: string;
   let cards: Card[];
   beforeAll(() => {
-    html = read(COM_2026);
+    html = readFixture(COM_2026);
     cards = parseSearchResults(html, US);
   });
 
@@ -155,7 +150,7 @@ describe('parseSearchResults: amazon.de search, 2022 layout, English session ("k
   let html: string;
   let cards: Card[];
   beforeAll(() => {
-    html = read(DE_2022);
+    html = readFixture(DE_2022);
     cards = parseSearchResults(html, DE);
   });
 
@@ -256,7 +251,7 @@ describe('parseSearchResults: amazon.de search, 2022 layout, English session ("k
 describe('parseSearchResults: amazon.com seller storefront search, 2020 layout', () => {
   let cards: Card[];
   beforeAll(() => {
-    cards = parseSearchResults(read(STORE_2020), US, { dropSponsored: true });
+    cards = parseSearchResults(readFixture(STORE_2020), US, { dropSponsored: true });
   });
 
   it('reads the 16 cards of "1-16 of 28 results" (none sponsored)', () => {
@@ -303,16 +298,6 @@ describe('parseSearchResults: amazon.com seller storefront search, 2020 layout',
 });
 
 describe('parseSearchResults: small pages', () => {
-  const scrapeError = (fn: () => unknown): ScrapeError => {
-    try {
-      fn();
-    } catch (e) {
-      expect(e).toBeInstanceOf(ScrapeError);
-      return e as ScrapeError;
-    }
-    throw new Error('no ScrapeError thrown');
-  };
-
   it('a robot check is a ScrapeError', () => {
     const html =
       '<html><head><title>Robot Check</title></head><body><form method="get" action="/errors/validateCaptcha"><input id="captchacharacters" name="field-keywords"></form></body></html>';
@@ -325,7 +310,7 @@ describe('parseSearchResults: small pages', () => {
       'no search result cards on the page: the layout changed or the page is not a search page',
     );
     // a real page of another kind: the detail page of the search result B0DR8G428S
-    const product = read(`${PAGES}/amazon-product/amazon-com-product-portable-charger-2026.html`);
+    const product = readFixture('amazon-product/amazon-com-product-portable-charger-2026.html');
     expect(scrapeError(() => parseSearchResults(product, US)).detail).toMatch(/^no search result cards on the page/);
   });
 

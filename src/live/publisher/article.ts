@@ -7,7 +7,9 @@
  * (`data-testid="paragraph-N"` body) and AP 2024 (`.RichTextStoryBody > p`).
  */
 import { decodeHTML } from 'entities';
-import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { isoInstant } from '../dates.js';
+import { clean, first, hasType, isObj, jsonLd, obj, type Json } from '../json-ld.js';
+import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
 
 export interface Article {
   headline: string;
@@ -23,8 +25,6 @@ export interface Article {
   /** Body paragraphs in order, non-empty, without ads, related links or newsletter boxes. */
   body: string[];
 }
-
-type Json = Record<string, unknown>;
 
 /** Schema.org types read as an article, best first. */
 const ARTICLE_TYPES = ['NewsArticle', 'ReportageNewsArticle', 'AnalysisNewsArticle', 'OpinionNewsArticle', 'BackgroundNewsArticle', 'Article', 'BlogPosting'];
@@ -62,12 +62,12 @@ export function parseArticle(html: string, pageUrl: string): Article {
     headline,
     byline: joinNames(authors),
     authors,
-    published_at: iso(str(ld?.datePublished)) ?? iso(meta('article:published_time')) ?? iso(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime')),
-    modified_at: iso(str(ld?.dateModified)) ?? iso(meta('article:modified_time')),
-    section: first(ld?.articleSection) ?? meta('article:section'),
-    canonical_url: absolute(ldId(ld?.mainEntityOfPage) ?? str(ld?.url) ?? doc.querySelector('link[rel="canonical"]')?.getAttribute('href') ?? meta('og:url'), pageUrl) ?? pageUrl,
+    published_at: isoInstant(str(ld?.datePublished)) ?? isoInstant(meta('article:published_time')) ?? isoInstant(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime')),
+    modified_at: isoInstant(str(ld?.dateModified)) ?? isoInstant(meta('article:modified_time')),
+    section: str(first(ld?.articleSection)) ?? meta('article:section'),
+    canonical_url: absoluteUrl(ldId(ld?.mainEntityOfPage) ?? str(ld?.url) ?? doc.querySelector('link[rel="canonical"]')?.getAttribute('href') ?? meta('og:url'), pageUrl) ?? pageUrl,
     description: str(ld?.description) ?? meta('og:description') ?? meta('description'),
-    image_url: absolute(ldImage(ld?.image) ?? meta('og:image'), pageUrl),
+    image_url: absoluteUrl(ldImage(ld?.image) ?? meta('og:image'), pageUrl),
     // The markup's paragraphs before articleBody: articleBody is often one flattened blob, or
     // cut short on metered pages.
     body: body.length ? body : ldBody(ld?.articleBody),
@@ -77,36 +77,10 @@ export function parseArticle(html: string, pageUrl: string): Article {
 // ---------------------------------------------------------------------------------------------
 // JSON-LD
 
-/** Every JSON-LD node of the page: arrays and `@graph`s flattened, unparseable blocks skipped. */
-export function ldNodes(doc: Document): Json[] {
-  const out: Json[] = [];
-  const walk = (v: unknown) => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      out.push(v as Json);
-      if ('@graph' in v) walk((v as Json)['@graph']);
-    }
-  };
-  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
-    try {
-      walk(JSON.parse(s.textContent ?? ''));
-    } catch {
-      // a broken block says nothing; the markup is read instead
-    }
-  }
-  return out;
-}
-
-/** A node's types, prefixes dropped: "https://schema.org/NewsArticle" → "NewsArticle". */
-export function ldTypes(node: Json): string[] {
-  const t = node['@type'];
-  return (Array.isArray(t) ? t : [t]).filter((x): x is string => typeof x === 'string').map((x) => x.replace(/^.*[/:]/, ''));
-}
-
 function articleLd(doc: Document): Json | null {
-  const nodes = ldNodes(doc);
+  const nodes = jsonLd(doc);
   for (const type of ARTICLE_TYPES) {
-    const hit = nodes.find((n) => ldTypes(n).includes(type));
+    const hit = nodes.find((n) => hasType(n, type));
     if (hit) return hit;
   }
   return null;
@@ -114,31 +88,25 @@ function articleLd(doc: Document): Json | null {
 
 /** A JSON-LD string, entities decoded (some sites escape them twice), whitespace collapsed. */
 function str(v: unknown): string | null {
-  if (typeof v !== 'string') return null;
-  const t = decodeHTML(v).replace(/\s+/g, ' ').trim();
-  return t ? t : null;
-}
-
-function first(v: unknown): string | null {
-  return Array.isArray(v) ? (v.map(str).find(Boolean) ?? null) : str(v);
+  return typeof v === 'string' ? clean(decodeHTML(v)) : null;
 }
 
 /** Names of a Person/Organization, a string, or an array of either. */
 function ldNames(v: unknown): string[] {
   const list = Array.isArray(v) ? v : v == null ? [] : [v];
-  const names = list.map((a) => (typeof a === 'string' ? str(a) : a && typeof a === 'object' ? str((a as Json).name) : null)).filter((n): n is string => !!n);
+  const names = list.map((a) => (typeof a === 'string' ? str(a) : str(obj(a)?.name))).filter((n): n is string => !!n);
   return [...new Set(names.map((n) => n.replace(/^by\s+/i, '')))];
 }
 
 function ldId(v: unknown): string | null {
   if (Array.isArray(v)) return ldId(v[0]);
-  return str(v) ?? (v && typeof v === 'object' ? (str((v as Json)['@id']) ?? str((v as Json).url)) : null);
+  return str(v) ?? str(obj(v)?.['@id']) ?? str(obj(v)?.url);
 }
 
 /** The first image: a URL string, an ImageObject (`url`, else `contentUrl`), or an array of either. */
 function ldImage(v: unknown): string | null {
   if (Array.isArray(v)) return v.map(ldImage).find(Boolean) ?? null;
-  if (v && typeof v === 'object') return str((v as Json).url) ?? str((v as Json).contentUrl);
+  if (isObj(v)) return str(v.url) ?? str(v.contentUrl);
   return str(v);
 }
 
@@ -196,24 +164,4 @@ function splitByline(text: string): string[] {
 function joinNames(names: string[]): string | null {
   if (names.length <= 1) return names[0] ?? null;
   return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
-}
-
-/**
- * An ISO instant. A date-time without a zone is read as UTC: AP's `article:published_time`
- * "2024-09-03T04:03:19" is its JSON-LD "2024-09-03T04:03:19Z".
- */
-function iso(v: string | null | undefined): string | null {
-  if (!v) return null;
-  const s = /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(v.trim()) ? `${v.trim()}Z` : v.trim();
-  const d = new Date(s);
-  return Number.isNaN(d.getTime()) ? null : d.toISOString();
-}
-
-function absolute(href: string | null | undefined, base: string): string | null {
-  if (!href) return null;
-  try {
-    return new URL(href, base).href;
-  } catch {
-    return null;
-  }
 }

@@ -11,9 +11,9 @@
  * No real listing page was captured (PROVENANCE.md, "Targets not found"): the hub and section
  * fixtures are hand-written (synthetic/LAUNCHES-PUBLISHER.PROVENANCE.md).
  */
-import { shownDate } from '../dates.js';
-import { assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
-import { ldNodes, ldTypes } from './article.js';
+import { isoInstant, shownDate } from '../dates.js';
+import { clean, hasType, jsonLd, obj, type Json } from '../json-ld.js';
+import { absoluteUrl, assertNotRobotCheck, imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 
 export interface ListingItem {
   /** 1-based, in the returned list. */
@@ -26,7 +26,6 @@ export interface ListingItem {
   image_url: string | null;
 }
 
-type Json = Record<string, unknown>;
 type Item = Omit<ListingItem, 'position'>;
 
 /**
@@ -96,42 +95,24 @@ function sameSite(href: string, pageUrl: string): string | null {
 
 /** ItemList entries: a ListItem (`url`, or an `item` that is a URL or a node) or a bare node. */
 function ldItems(doc: Document, pageUrl: string): Item[] {
-  const list = ldNodes(doc).find((n) => ldTypes(n).includes('ItemList') && Array.isArray(n.itemListElement));
+  const list = jsonLd(doc).find((n) => hasType(n, 'ItemList') && Array.isArray(n.itemListElement));
   if (!list) return [];
   const entries = [...(list.itemListElement as unknown[])].filter((e): e is Json => !!e && typeof e === 'object');
   // ListItems carry their place; keep it when every entry has one.
   if (entries.every((e) => typeof e.position === 'number')) entries.sort((a, b) => (a.position as number) - (b.position as number));
   return entries.map((e) => {
     const node = e.item && typeof e.item === 'object' ? (e.item as Json) : e;
-    const url = str(node.url) ?? str(node['@id']) ?? str(e.url) ?? str(e.item) ?? '';
+    const url = clean(node.url) ?? clean(node['@id']) ?? clean(e.url) ?? clean(e.item) ?? '';
     const img = node.image;
     const image = Array.isArray(img) ? img[0] : img;
     return {
-      title: str(node.headline) ?? str(node.name) ?? str(e.name) ?? '',
-      url: absolute(url, pageUrl) ?? '',
-      published_at: iso(str(node.datePublished)),
-      summary: str(node.description),
-      image_url: absolute(typeof image === 'string' ? image : image && typeof image === 'object' ? str((image as Json).url) : null, pageUrl),
+      title: clean(node.headline) ?? clean(node.name) ?? clean(e.name) ?? '',
+      url: absoluteUrl(url, pageUrl) ?? '',
+      published_at: isoInstant(clean(node.datePublished)),
+      summary: clean(node.description),
+      image_url: absoluteUrl(typeof image === 'string' ? image : clean(obj(image)?.url), pageUrl),
     };
   });
-}
-
-function str(v: unknown): string | null {
-  return typeof v === 'string' && v.trim() ? v.replace(/\s+/g, ' ').trim() : null;
-}
-
-function iso(v: string | null): string | null {
-  const d = v ? new Date(v) : null;
-  return d && !Number.isNaN(d.getTime()) ? d.toISOString() : null;
-}
-
-function absolute(href: string | null | undefined, base: string): string | null {
-  if (!href) return null;
-  try {
-    return new URL(href, base).href;
-  } catch {
-    return null;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,7 +137,7 @@ function markupItems(doc: Document, pageUrl: string, fetchedAt: Date): Item[] {
 function readCard(card: Element, link: Element, pageUrl: string, fetchedAt: Date): Item {
   return {
     title: textOf(link) ?? '',
-    url: absolute(link.getAttribute('href'), pageUrl) ?? '',
+    url: absoluteUrl(link.getAttribute('href'), pageUrl) ?? '',
     published_at: cardDate(card, fetchedAt),
     // in this order, not document order: a card's dek may follow other text
     summary: ['.PagePromo-description', '[data-testid="Description"]', '[data-testid="Body"]', 'p'].map((sel) => textOf(card.querySelector(sel))).find(Boolean) ?? null,
@@ -169,5 +150,5 @@ function cardDate(card: Element, fetchedAt: Date): string | null {
   const ms = Number(card.querySelector('bsp-timestamp[data-timestamp]')?.getAttribute('data-timestamp'));
   if (ms > 0) return new Date(ms).toISOString();
   const time = card.querySelector('time');
-  return iso(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime') ?? null) ?? shownDate(textOf(time), fetchedAt);
+  return isoInstant(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime') ?? null) ?? shownDate(textOf(time), fetchedAt);
 }

@@ -1,24 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseCompanyReviews, type CompanyReviewsPage } from './parse.js';
 
 /** Synthetic pages only: no real review profile was captured (synthetic/REVIEWS-JOBS.PROVENANCE.md). */
-const SYNTHETIC = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/synthetic');
-const read = (name: string) => readFileSync(`${SYNTHETIC}/${name}`, 'utf8');
 const at = new Date('2026-03-01T12:00:00Z');
-
-function scrapeError(fn: () => unknown): ScrapeError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScrapeError);
-    return e as ScrapeError;
-  }
-  throw new Error('no ScrapeError thrown');
-}
 
 /** Shape checks every parsed page must pass. */
 function expectWellFormed(p: CompanyReviewsPage) {
@@ -38,7 +23,7 @@ function expectWellFormed(p: CompanyReviewsPage) {
 describe('parseCompanyReviews: JSON-LD page (northwind-mobile.example, page 3 of 3)', () => {
   let p: CompanyReviewsPage;
   beforeAll(() => {
-    p = parseCompanyReviews(read('company-reviews-northwind-mobile-jsonld.html'), 'https://www.trustpilot.com/review/northwind-mobile.example?page=3', at)!;
+    p = parseCompanyReviews(readFixture('synthetic/company-reviews-northwind-mobile-jsonld.html'), 'https://www.trustpilot.com/review/northwind-mobile.example?page=3', at)!;
   });
 
   it('reads the company from the LocalBusiness, the breadcrumb and the Dataset, not the site Organization', () => {
@@ -88,7 +73,7 @@ describe('parseCompanyReviews: JSON-LD page (northwind-mobile.example, page 3 of
 describe('parseCompanyReviews: markup only (acmeoutdoor.example, page 2 of 7, no JSON-LD)', () => {
   let p: CompanyReviewsPage;
   beforeAll(() => {
-    p = parseCompanyReviews(read('company-reviews-acmeoutdoor-markup.html'), 'https://uk.trustpilot.com/review/acmeoutdoor.example?page=2', at)!;
+    p = parseCompanyReviews(readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'), 'https://uk.trustpilot.com/review/acmeoutdoor.example?page=2', at)!;
   });
 
   it('reads the header: name, "Reviews 132", the rating, percentages turned into counts, breadcrumb categories', () => {
@@ -150,7 +135,7 @@ describe('parseCompanyReviews: markup only (acmeoutdoor.example, page 2 of 7, no
 
 describe('parseCompanyReviews: other pages', () => {
   it('the "page not found" page is null, though it carries the site\'s own Organization JSON-LD', () => {
-    expect(parseCompanyReviews(read('company-reviews-not-found.html'), 'https://www.trustpilot.com/review/no-such-company.example', at)).toBeNull();
+    expect(parseCompanyReviews(readFixture('synthetic/company-reviews-not-found.html'), 'https://www.trustpilot.com/review/no-such-company.example', at)).toBeNull();
   });
 
   it('a robot check and a Cloudflare challenge are ScrapeErrors', () => {
@@ -168,7 +153,7 @@ describe('parseCompanyReviews: other pages', () => {
     const other = '<html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>';
     const detail = 'no company profile or review cards on the page: the layout changed or the page is not a review profile';
     expect(scrapeError(() => parseCompanyReviews(other, 'https://www.trustpilot.com/review/a.example', at)).detail).toBe(detail);
-    expect(scrapeError(() => parseCompanyReviews(read('job-board-no-results.html'), 'https://www.trustpilot.com/review/a.example', at)).detail).toBe(detail);
+    expect(scrapeError(() => parseCompanyReviews(readFixture('synthetic/job-board-no-results.html'), 'https://www.trustpilot.com/review/a.example', at)).detail).toBe(detail);
   });
 
   it('review cards none of which has a rating are a ScrapeError', () => {

@@ -16,6 +16,8 @@
  *       reviews: [{ id: '65f…', rating: 5, title: 'Tent arrived early', … }, …], page: 2, total_pages: 7 }
  */
 import { shownDate } from '../dates.js';
+import { clean, first, hasType, isObj, jsonLd, list, num, obj, type Json } from '../json-ld.js';
+import { mergeById } from '../merge.js';
 import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
 
 /** Review counts by star; from percentages (rounded, so approximate) where the page shows only those. */
@@ -76,7 +78,6 @@ const STAR_WORDS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, 
 export function parseCompanyReviews(html: string, pageUrl: string, fetchedAt: Date): CompanyReviewsPage | null {
   const doc = loadPage(html);
   assertNotRobotCheck(doc);
-  assertNotChallenge(doc);
 
   const ld = jsonLd(doc);
   // The business is the object rated; the site's own Organization (on every page, 404 included) is not.
@@ -89,9 +90,12 @@ export function parseCompanyReviews(html: string, pageUrl: string, fetchedAt: Da
 
   // Reviews stand in the @graph, or inside the business's `review` list.
   const ldReviews = [...ld, ...list(business?.review)].filter((o) => hasType(o, 'Review'));
-  const drafts = merge(
+  // The JSON-LD's values first, the card's filling what it lacks; without ids on either side,
+  // equal counts pair by position.
+  const drafts = mergeById(
     cards.map((c) => cardReview(c, fetchedAt)),
     ldReviews.map((o) => ldReview(o, fetchedAt)),
+    { byPosition: true },
   );
   const reviews = drafts.filter((r): r is Review => r.rating !== null);
   if (drafts.length > 0 && reviews.length === 0) throw new ScrapeError('review cards without star ratings: the layout changed');
@@ -107,12 +111,12 @@ function company(doc: Document, business: Json | undefined, ld: Json[], pageUrl:
   const agg = obj(business?.aggregateRating);
   const h1 = doc.querySelector('h1');
   const name =
-    str(business?.name) ??
+    first(business?.name) ??
     textOf(h1?.querySelector('[class*="displayName"]')) ??
     // the h1 also holds "Reviews 1,234": keep what comes before it
     textOf(h1)?.replace(/\s*Reviews\s+[\d,.\s]+$/i, '') ??
     null;
-  const domain = profileDomain(pageUrl) ?? hostOf(str(business?.url) ?? str(business?.sameAs));
+  const domain = profileDomain(pageUrl) ?? hostOf(first(business?.url) ?? first(business?.sameAs));
   if (!name && !domain) throw new ScrapeError('a review profile without a company name: the layout changed');
   const reviews_count = int(agg?.reviewCount ?? agg?.ratingCount) ?? headerCount(doc);
   const url = new URL(pageUrl);
@@ -122,7 +126,7 @@ function company(doc: Document, business: Json | undefined, ld: Json[], pageUrl:
     name: (name || domain)!,
     domain,
     url: url.href,
-    rating: num(agg?.ratingValue) ?? num(textOf(doc.querySelector('[data-rating-typography]'))),
+    rating: decimal(agg?.ratingValue) ?? decimal(textOf(doc.querySelector('[data-rating-typography]'))),
     reviews_count,
     rating_distribution: ldDistribution(ld) ?? markupDistribution(doc, reviews_count),
     categories: categories(doc, ld),
@@ -149,7 +153,7 @@ function ldDistribution(ld: Json[]): RatingDistribution | null {
   const columns = list(obj(table?.['csvw:tableSchema'])?.['csvw:columns']);
   const out: Partial<RatingDistribution> = {};
   for (const col of columns) {
-    const star = /^([1-5]) stars?$/i.exec(str(col['csvw:name']) ?? '');
+    const star = /^([1-5]) stars?$/i.exec(first(col['csvw:name']) ?? '');
     const n = int(list(col['csvw:cells'])[0]?.['csvw:value']);
     if (star && n !== null) out[Number(star[1]) as 1] = n;
   }
@@ -181,8 +185,8 @@ function categories(doc: Document, ld: Json[]): string[] {
   const fromLd = ld
     .filter((o) => hasType(o, 'BreadcrumbList'))
     .flatMap((o) => list(o.itemListElement))
-    .filter((li) => /\/categories\/[^/]/.test(str(li.item) ?? str(obj(li.item)?.['@id']) ?? ''))
-    .map((li) => str(li.name))
+    .filter((li) => /\/categories\/[^/]/.test(first(li.item) ?? first(obj(li.item)?.['@id']) ?? ''))
+    .map((li) => first(li.name))
     .filter((n): n is string => !!n);
   if (fromLd.length) return [...new Set(fromLd)];
   const links = [...doc.querySelectorAll('a[href*="/categories/"]')].filter((a) => !a.closest('footer'));
@@ -198,13 +202,13 @@ function ldReview(o: Json, fetchedAt: Date): Draft {
   const author = o.author;
   return {
     // "https://…/#/schema/Review/<domain>/<review id>"
-    id: str(o['@id'])?.split('/').pop() || null,
-    rating: stars(num(obj(o.reviewRating)?.ratingValue)),
-    title: clean(str(o.headline) ?? str(o.name)),
-    body: clean(str(o.reviewBody) ?? str(o.description)) ?? '',
-    author: clean(typeof author === 'string' ? author : str(obj(author)?.name)),
+    id: first(o['@id'])?.split('/').pop() || null,
+    rating: stars(decimal(obj(o.reviewRating)?.ratingValue)),
+    title: clean(first(o.headline) ?? first(o.name)),
+    body: clean(first(o.reviewBody) ?? first(o.description)) ?? '',
+    author: clean(typeof author === 'string' ? author : first(obj(author)?.name)),
     author_country: null,
-    date: shownDate(str(o.datePublished), fetchedAt),
+    date: shownDate(first(o.datePublished), fetchedAt),
     experience_date: null,
     verified: false,
     reply: null,
@@ -242,7 +246,7 @@ function cardReview(card: Element, fetchedAt: Date): Draft {
 /** `data-service-review-rating="4"`, else the star image's alt "Rated 4 out of 5 stars". */
 function cardRating(card: Element): number | null {
   const attr = card.querySelector('[data-service-review-rating]')?.getAttribute('data-service-review-rating');
-  if (attr && num(attr) !== null) return num(attr);
+  if (attr && decimal(attr) !== null) return decimal(attr);
   for (const img of card.querySelectorAll('img[alt]')) {
     const m = /(\d(?:\.\d)?)\s*out of 5/i.exec(img.getAttribute('alt') ?? '');
     if (m) return Number(m[1]);
@@ -256,32 +260,6 @@ function timeDate(time: Element | null, fetchedAt: Date): string | null {
 
 function stars(n: number | null): number | null {
   return n !== null && n >= 1 && n <= 5 ? n : null;
-}
-
-/**
- * The cards in page order, each overlaid with the JSON-LD review of the same id (the JSON-LD's
- * values first, the card's filling what it lacks), then JSON-LD reviews no card matched. Without
- * ids on either side, equal counts pair by position.
- */
-function merge(cards: Draft[], ld: Draft[]): Draft[] {
-  if (!ld.length || !cards.length) return ld.length ? ld : cards;
-  const byId = new Map(ld.filter((r) => r.id).map((r) => [r.id, r]));
-  const byIndex = byId.size === 0 && cards.every((c) => !c.id) && cards.length === ld.length;
-  const used = new Set<Draft>();
-  const out = cards.map((c, i) => {
-    const match = byIndex ? ld[i] : c.id ? byId.get(c.id) : undefined;
-    if (!match) return c;
-    used.add(match);
-    return prefer(match, c);
-  });
-  return [...out, ...ld.filter((r) => !used.has(r))];
-}
-
-/** `a`'s fields, with `b`'s where `a` has none (null, '' or false). */
-function prefer<T extends object>(a: T, b: T): T {
-  const out = { ...a };
-  for (const k of Object.keys(b) as (keyof T)[]) if (out[k] === null || out[k] === '' || out[k] === false) out[k] = b[k];
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,70 +289,12 @@ function isNotFound(doc: Document): boolean {
   return [doc.querySelector('title'), doc.querySelector('h1')].some((e) => NOT_FOUND.test(textOf(e) ?? ''));
 }
 
-/** Cloudflare's interstitials ("Just a moment...") carry none of assertNotRobotCheck's captcha markers. */
-function assertNotChallenge(doc: Document): void {
-  const title = textOf(doc.querySelector('title')) ?? '';
-  if (/^just a moment\b|additional verification required|attention required|verify you are human/i.test(title) || doc.querySelector('#challenge-form, #challenge-running, #challenge-stage')) {
-    throw new ScrapeError('the site answered with a bot challenge instead of the page');
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// JSON-LD and values
+// Values (JSON-LD strings are read with `first`: any field of this site's JSON-LD may be an array)
 
-type Json = Record<string, unknown>;
-
-/** Every object of every JSON-LD block, arrays and `@graph` flattened; blocks that do not parse are skipped. */
-function jsonLd(doc: Document): Json[] {
-  const out: Json[] = [];
-  const add = (v: unknown, depth: number): void => {
-    if (depth > 3) return;
-    if (Array.isArray(v)) for (const x of v) add(x, depth + 1);
-    else if (isObj(v)) {
-      out.push(v);
-      if (v['@graph'] !== undefined) add(v['@graph'], depth + 1);
-    }
-  };
-  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
-    try {
-      add(JSON.parse(s.textContent ?? ''), 0);
-    } catch {
-      // a broken block: the markup still stands
-    }
-  }
-  return out;
-}
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function obj(v: unknown): Json | undefined {
-  return isObj(v) ? v : undefined;
-}
-
-function list(v: unknown): Json[] {
-  return (Array.isArray(v) ? v : [v]).filter(isObj);
-}
-
-function hasType(o: Json, type: string): boolean {
-  const t = o['@type'];
-  return Array.isArray(t) ? t.includes(type) : t === type;
-}
-
-function str(v: unknown): string | null {
-  if (Array.isArray(v)) return str(v[0]);
-  return typeof v === 'string' && v.trim() ? v.trim() : null;
-}
-
-function clean(t: string | null): string | null {
-  const c = t?.replace(/\s+/g, ' ').trim();
-  return c ? c : null;
-}
-
-function num(v: unknown): number | null {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() ? Number(v.trim().replace(',', '.')) : NaN;
-  return Number.isFinite(n) ? n : null;
+/** A rating as the page writes it, a decimal comma too: "4,2" is 4.2. */
+function decimal(v: unknown): number | null {
+  return num(typeof v === 'string' ? v.replace(',', '.') : v);
 }
 
 /** "1,234" → 1234. */

@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseNewsResults, type NewsResult } from './news.js';
 
 /**
@@ -10,26 +7,14 @@ import { parseNewsResults, type NewsResult } from './news.js';
  * the documented markup (test/fixtures/pages/synthetic/WEB-NEWS.PROVENANCE.md); its values are
  * made up. The real 2022 web page is used to check what is not a news page.
  */
-const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
-const read = (name: string) => readFileSync(`${PAGES}/${name}`, 'utf8');
 const NEWS = 'https://www.google.com/search?q=grid+battery+storage&tbm=nws';
 const at = new Date('2026-02-22T15:00:00Z');
 const ctx = (pageUrl = NEWS) => ({ pageUrl, fetchedAt: at });
 
-const scrapeError = (fn: () => unknown): ScrapeError => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScrapeError);
-    return e as ScrapeError;
-  }
-  throw new Error('no ScrapeError thrown');
-};
-
 describe('parseNewsResults: Google news vertical (synthetic, "grid battery storage")', () => {
   let results: NewsResult[];
   beforeAll(() => {
-    results = parseNewsResults(read('synthetic/web-news-search-grid-battery-storage.html'), ctx());
+    results = parseNewsResults(readFixture('synthetic/web-news-search-grid-battery-storage.html'), ctx());
   });
 
   it('reads the 9 cards in page order', () => {
@@ -120,7 +105,7 @@ describe('parseNewsResults: small pages', () => {
 
   it('a page without news cards is a ScrapeError: the real 2022 web results page, whose "Schlagzeilen" cards are no SoaBEf', () => {
     const detail = 'not a news results page: no news result cards and no "no results" message';
-    expect(scrapeError(() => parseNewsResults(read('web-search/google-com-search-test-de-ui-2022.html'), ctx())).detail).toBe(detail);
+    expect(scrapeError(() => parseNewsResults(readFixture('web-search/google-com-search-test-de-ui-2022.html'), ctx())).detail).toBe(detail);
     expect(scrapeError(() => parseNewsResults('<html><body><h1>Example Domain</h1></body></html>', ctx())).detail).toBe(detail);
   });
 });

@@ -1,13 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { decodeResultUrl, parseWebResults, type WebResult } from './search.js';
 
 /** Real pages: test/fixtures/pages/web-search (see PROVENANCE.md there). */
-const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
-const read = (name: string) => readFileSync(`${PAGES}/${name}`, 'utf8');
 const DDG = 'https://html.duckduckgo.com/html/';
 const GOOGLE = 'https://www.google.com/search?q=test';
 const at = new Date('2026-02-23T12:00:00Z');
@@ -24,20 +19,10 @@ function expectWellFormed(results: WebResult[], offset = 0) {
   }
 }
 
-const scrapeError = (fn: () => unknown): ScrapeError => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScrapeError);
-    return e as ScrapeError;
-  }
-  throw new Error('no ScrapeError thrown');
-};
-
 describe('parseWebResults: DuckDuckGo html, 2026 ("openclaw")', () => {
   let results: WebResult[];
   beforeAll(() => {
-    results = parseWebResults(read('web-search/duckduckgo-html-search-openclaw-2026.html'), ctx(DDG));
+    results = parseWebResults(readFixture('web-search/duckduckgo-html-search-openclaw-2026.html'), ctx(DDG));
   });
 
   it('reads the 10 results, every uddg redirect unwrapped', () => {
@@ -86,7 +71,7 @@ describe('parseWebResults: DuckDuckGo html, 2026 ("openclaw")', () => {
   });
 
   it('numbers from the offset: page 2 starts at 11', () => {
-    const page2 = parseWebResults(read('web-search/duckduckgo-html-search-openclaw-2026.html'), ctx(DDG, 10));
+    const page2 = parseWebResults(readFixture('web-search/duckduckgo-html-search-openclaw-2026.html'), ctx(DDG, 10));
     expect(page2.map((r) => r.position)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
     expect(page2[0]!.url).toBe('https://openclaw.ai/');
   });
@@ -95,7 +80,7 @@ describe('parseWebResults: DuckDuckGo html, 2026 ("openclaw")', () => {
 describe('parseWebResults: DuckDuckGo html, 2026 ("OpenAI news")', () => {
   let results: WebResult[];
   beforeAll(() => {
-    results = parseWebResults(read('web-search/duckduckgo-html-search-openai-news-2026.html'), ctx(DDG));
+    results = parseWebResults(readFixture('web-search/duckduckgo-html-search-openai-news-2026.html'), ctx(DDG));
   });
 
   it('reads the 10 results', () => {
@@ -136,7 +121,7 @@ describe('parseWebResults: DuckDuckGo html, 2026 ("OpenAI news")', () => {
 describe('parseWebResults: Google, 2022 layout, German UI ("test")', () => {
   let results: WebResult[];
   beforeAll(() => {
-    results = parseWebResults(read('web-search/google-com-search-test-de-ui-2022.html'), ctx(GOOGLE, 0, new Date('2022-11-28T12:00:00Z')));
+    results = parseWebResults(readFixture('web-search/google-com-search-test-de-ui-2022.html'), ctx(GOOGLE, 0, new Date('2022-11-28T12:00:00Z')));
   });
 
   it('reads the 7 organic results: no sitelinks, "Ähnliche Fragen" or "Schlagzeilen" cards among them', () => {
@@ -249,8 +234,8 @@ describe('parseWebResults: small pages', () => {
   it('a page with neither layout is "not a results page" (a real marketplace search page and a news article too)', () => {
     const detail = 'not a results page: neither DuckDuckGo nor Google result markup, and no "no results" message';
     expect(scrapeError(() => parseWebResults('<html><body><h1>Example Domain</h1></body></html>', ctx(DDG))).detail).toBe(detail);
-    expect(scrapeError(() => parseWebResults(read('amazon-search/amazon-com-search-portable-charger-2026.html'), ctx(GOOGLE))).detail).toBe(detail);
-    expect(scrapeError(() => parseWebResults(read('publisher/reuters-article-israeli-tank-2024-03-07.html'), ctx(GOOGLE))).detail).toBe(detail);
+    expect(scrapeError(() => parseWebResults(readFixture('amazon-search/amazon-com-search-portable-charger-2026.html'), ctx(GOOGLE))).detail).toBe(detail);
+    expect(scrapeError(() => parseWebResults(readFixture('publisher/reuters-article-israeli-tank-2024-03-07.html'), ctx(GOOGLE))).detail).toBe(detail);
   });
 
   it('a results frame without results or a "no results" message means the layout changed', () => {
