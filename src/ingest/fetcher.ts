@@ -4,9 +4,9 @@
  * descriptive User-Agent, conditional GET from stored validators, at most `concurrency`
  * requests in flight and one at a time per host. Failures are FetchErrors with a reason.
  */
-import robotsModule from 'robots-parser';
 import { Agent, request } from 'undici';
 import { Limit } from '../limit.js';
+import { robotsParser } from '../live/robots.js';
 import type { Validators } from './outlets.js';
 
 export interface FetcherOptions {
@@ -31,8 +31,6 @@ export class FetchError extends Error {
   }
 }
 
-// A CommonJS function whose types declare an ES default export: the import is the function.
-const robotsParser = robotsModule as unknown as (url: string, text: string) => { isAllowed(url: string, ua?: string): boolean | undefined };
 
 /** robots.txt answers are kept this long per origin. */
 const ROBOTS_TTL_MS = 3_600_000;

@@ -18,6 +18,42 @@ export function loadPage(html: string): Document {
   return parseHTML(html).document as unknown as Document;
 }
 
+/** Elements whose content is never rendered as text. */
+const UNRENDERED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'SVG', 'IFRAME']);
+/** Elements that break a line, so text in neighbouring cells or lines does not run together. */
+const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'OPTION', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
+
+/**
+ * The text under `node` as a reader sees it: unrendered elements left out, each text node's
+ * whitespace collapsed (a source line break is no break) and a "\n" around each block element.
+ */
+export function renderedText(node: Node): string {
+  const parts: string[] = [];
+  const walk = (n: Node): void => {
+    if (n.nodeType === 3) {
+      parts.push((n.nodeValue ?? '').replace(/\s+/g, ' '));
+      return;
+    }
+    if (n.nodeType !== 1 && n.nodeType !== 9) return;
+    const tag = n.nodeType === 1 ? (n as Element).tagName.toUpperCase() : '';
+    if (UNRENDERED.has(tag)) return;
+    const block = BLOCK.has(tag);
+    if (block) parts.push('\n');
+    for (const child of Array.from(n.childNodes)) walk(child);
+    if (block) parts.push('\n');
+  };
+  walk(node);
+  return parts.join('');
+}
+
+/** Text of an element without what only screen readers or scripts get (sr-only spans, hidden nodes), collapsed; null when empty. */
+export function shownText(el: Element | null | undefined): string | null {
+  if (!el) return null;
+  const copy = el.cloneNode(true) as Element;
+  for (const hidden of copy.querySelectorAll('script, style, svg, .sr-only, .visually-hidden, .screen-reader-only, [style*="clip"], [hidden]')) hidden.remove();
+  return textOf(copy);
+}
+
 /** Text of an element, whitespace collapsed; null when absent or empty. */
 export function textOf(el: Element | null | undefined): string | null {
   const t = el?.textContent?.replace(/\s+/g, ' ').trim();

@@ -7,7 +7,7 @@ import robotsModule from 'robots-parser';
 import type { LiveCall } from './engine.js';
 
 // A CommonJS function whose types declare an ES default export: the import is the function.
-const robotsParser = robotsModule as unknown as (url: string, text: string) => { isAllowed(url: string, ua?: string): boolean | undefined };
+export const robotsParser = robotsModule as unknown as (url: string, text: string) => { isAllowed(url: string, ua?: string): boolean | undefined };
 
 export class Robots {
   private constructor(

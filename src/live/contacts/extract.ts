@@ -3,6 +3,7 @@
  * from its links, its visible text and its JSON-LD. Pure: the crawler fetches, loads the
  * page with loadPage, and tags what comes back with the page's URL.
  */
+import { renderedText } from '../page.js';
 import { ldBlocks } from '../json-ld.js';
 import { emailsFromMailto, emailsInText, decodeCfEmail, dedupe } from './emails.js';
 import { phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
@@ -20,29 +21,9 @@ export interface PageContacts {
   socials: Social[];
 }
 
-// Never rendered as text; <head> holds nothing a reader sees either.
-const HIDDEN = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'SVG', 'IFRAME']);
-// Elements that break a line, so numbers in neighbouring cells or lines do not run together.
-const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'OPTION', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
-
-/** The page's visible text, with a line break around each block element. */
+/** The page's visible text, a line per block element (so numbers in neighbouring cells do not run together). */
 export function visibleText(doc: Document): string {
-  const parts: string[] = [];
-  const walk = (node: Node): void => {
-    for (const child of Array.from(node.childNodes)) {
-      if (child.nodeType === 3) parts.push(child.nodeValue ?? '');
-      else if (child.nodeType === 1) {
-        const tag = (child as Element).tagName.toUpperCase();
-        if (HIDDEN.has(tag)) continue;
-        const block = BLOCK.has(tag);
-        if (block) parts.push('\n');
-        walk(child);
-        if (block) parts.push('\n');
-      }
-    }
-  };
-  if (doc.documentElement) walk(doc.documentElement);
-  return parts.join('').replace(/[ \t\u00a0]+/g, ' ').replace(/ ?\n\s*/g, '\n');
+  return renderedText(doc).replace(/[ \t\u00a0]+/g, ' ').replace(/ ?\n\s*/g, '\n');
 }
 
 /** Every string under `key` anywhere in the page's JSON-LD blocks (in @graph, contactPoint, arrays …). */

@@ -18,7 +18,7 @@
 import { shownDate } from '../dates.js';
 import { clean, hasType, isObj, jsonLd, ldNodes, list, num, obj, str, type Json } from '../json-ld.js';
 import { mergeById, prefer } from '../merge.js';
-import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, shownText, textOf } from '../page.js';
 
 export interface JobItem {
   /** 1-based, in the returned list. */
@@ -96,7 +96,7 @@ function parseCard(el: Element, origin: string, pageUrl: string, fetchedAt: Date
   const titleSpan = el.querySelector('h2.jobTitle span[title]');
   const location = textOf(el.querySelector('[data-testid="text-location"], .companyLocation'));
   const attributes = [...el.querySelectorAll('[data-testid="attribute_snippet_testid"]')].map((a) => textOf(a) ?? '');
-  const posted_text = visibleText(el.querySelector('[data-testid="myJobsStateDate"], span.date'));
+  const posted_text = shownText(el.querySelector('[data-testid="myJobsStateDate"], span.date'));
   return {
     position: 0,
     id,
@@ -114,13 +114,6 @@ function parseCard(el: Element, origin: string, pageUrl: string, fetchedAt: Date
 }
 
 /** The element's text without its screen-reader-only parts ("Posted" before "Posted 3 days ago"). */
-function visibleText(el: Element | null): string | null {
-  if (!el) return null;
-  const copy = el.cloneNode(true) as Element;
-  for (const hidden of copy.querySelectorAll('.visually-hidden, .sr-only, .screen-reader-only')) hidden.remove();
-  return textOf(copy);
-}
-
 function postedAt(text: string | null, fetchedAt: Date): string | null {
   if (!text || /^(?:employer\s*)?active\b/i.test(text)) return null;
   // "Just posted" is the board's word for today; shownDate knows "today".

@@ -10,7 +10,7 @@
  * tabs `#mediaTab_heading_N`, a rent/buy accordion, `#productDetailsTable` list with
  * `li#SalesRank`, `data-hook="review-body"`). See test/fixtures/pages/PROVENANCE.md.
  */
-import { assertNotRobotCheck, loadPage, ScrapeError } from '../page.js';
+import { assertNotRobotCheck, loadPage, renderedText, ScrapeError } from '../page.js';
 import { parsePrice } from './countries.js';
 import type { PageContext } from './types.js';
 
@@ -64,8 +64,6 @@ export interface Review {
 const ASIN_RE = /^[A-Z0-9]{10}$/;
 /** Invisible marks the detail lists put around their colons. */
 const MARKS = /[\u200b-\u200f\u202a-\u202e\u2060\ufeff]/g;
-const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME']);
-const BLOCK = new Set(['P', 'DIV', 'BR', 'LI', 'UL', 'OL', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'TR', 'TABLE', 'SECTION', 'BLOCKQUOTE']);
 
 /** Collapsed text without marks; null when empty. */
 const clean = (s: string | null | undefined): string | null => {
@@ -73,28 +71,10 @@ const clean = (s: string | null | undefined): string | null => {
   return t ? t : null;
 };
 
-/**
- * Visible text of an element: script, style and noscript bodies left out; with `lines`, block
- * elements and <br> break lines (each line collapsed, empty ones dropped), else all on one line.
- */
+/** Visible text of an element (renderedText); with `lines`, each line collapsed and empty ones dropped, else all on one line. */
 function visibleText(el: Element | null | undefined, lines = false): string | null {
   if (!el) return null;
-  const parts: string[] = [];
-  const walk = (node: Node) => {
-    if (node.nodeType === 3) {
-      parts.push((node.textContent ?? '').replace(/\s+/g, ' ')); // source line breaks are no breaks
-      return;
-    }
-    if (node.nodeType !== 1) return;
-    const tag = (node as Element).tagName.toUpperCase();
-    if (SKIP.has(tag)) return;
-    const block = BLOCK.has(tag);
-    if (block) parts.push('\n');
-    for (const child of Array.from(node.childNodes)) walk(child);
-    if (block) parts.push('\n');
-  };
-  walk(el);
-  const raw = parts.join('');
+  const raw = renderedText(el);
   if (!lines) return clean(raw);
   const out = raw
     .split('\n')

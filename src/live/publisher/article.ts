@@ -9,7 +9,7 @@
 import { decodeHTML } from 'entities';
 import { isoInstant } from '../dates.js';
 import { clean, first, hasType, isObj, jsonLd, obj, type Json } from '../json-ld.js';
-import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
+import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, shownText, textOf } from '../page.js';
 
 export interface Article {
   headline: string;
@@ -125,7 +125,7 @@ function ldBody(v: unknown): string[] {
 /** The body paragraphs of the first layout that has any. */
 function bodyParagraphs(doc: Document): string[] {
   for (const sel of BODY) {
-    const ps = [...doc.querySelectorAll(sel)].filter((p) => !p.closest(NOT_BODY)).map(visibleText).filter((t): t is string => !!t);
+    const ps = [...doc.querySelectorAll(sel)].filter((p) => !p.closest(NOT_BODY)).map(shownText).filter((t): t is string => !!t);
     if (ps.length) return ps;
   }
   return [];
@@ -135,12 +135,6 @@ function bodyParagraphs(doc: Document): string[] {
  * Text a reader sees: screen-reader-only spans (Reuters appends ", opens new tab" to outbound
  * links in a clipped span), scripts and styles left out.
  */
-function visibleText(el: Element): string | null {
-  const copy = el.cloneNode(true) as Element;
-  for (const hidden of copy.querySelectorAll('script, style, svg, .sr-only, .visually-hidden, [style*="clip"], [hidden]')) hidden.remove();
-  return textOf(copy);
-}
-
 /**
  * Authors from the markup: the `author` meta (names, comma-separated as Reuters writes
  * `article:author`; a URL there is a profile, not a name), else a byline element.
