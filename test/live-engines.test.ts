@@ -324,7 +324,7 @@ describe('GET /v1/job-board/jobs', () => {
 });
 
 describe('credits', () => {
-  it('charges web and news search 5 and the page engines 8, and refunds a 502', async () => {
+  it('charges web and news search 5 and the page engines 8 (a launch listing and its detail each), and refunds a 502', async () => {
     now = Date.parse('2026-11-23T20:00:00Z');
     const acct = service.billing.createAccount('engines').id;
     const key = { authorization: `Bearer ${service.keys.create({ scheme: 'bearer', name: 'e', account: acct }).secret}` };
@@ -333,6 +333,8 @@ describe('credits', () => {
       '/v1/search?engine=web_news_search&q=battery%20storage',
       '/v1/publisher/listing?engine=wire_listing&section=science',
       '/v1/launches',
+      '/v1/launches/product?slug=quillmate',
+      `/v1/publisher/article?url=${encodeURIComponent(`${origin}/article/ap`)}`,
       '/v1/company/reviews?company=northwind-mobile.example',
       '/v1/job-board/jobs?q=data%20engineer',
       '/v1/search?engine=web_search&q=robot',
@@ -342,19 +344,21 @@ describe('credits', () => {
       const res = await get(url, key);
       charged.push([res.status, res.headers['x-credits-charged']]);
     }
-    expect(charged).toEqual([[200, '5'], [200, '5'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [502, '0']]);
+    expect(charged).toEqual([[200, '5'], [200, '5'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [502, '0']]);
     const ledger = service.billing.entries(acct).filter((e) => e.kind === 'debit' || e.kind === 'refund').map((e) => [e.kind, e.product, e.credits]);
     expect(ledger).toEqual([
       ['debit', 'web_search', -5],
       ['debit', 'web_news_search', -5],
       ['debit', 'publisher', -8],
       ['debit', 'launches', -8],
+      ['debit', 'launches', -8],
+      ['debit', 'publisher', -8],
       ['debit', 'company_reviews', -8],
       ['debit', 'job_boards', -8],
       ['debit', 'web_search', -5],
       ['refund', 'web_search', 5],
     ]);
-    expect(service.billing.balance(acct)).toBe(250 - 42);
+    expect(service.billing.balance(acct)).toBe(250 - 58);
   });
 
   it('a key scoped to other products gets 403 forbidden, before a page is read', async () => {
