@@ -76,3 +76,22 @@ describe('countryHints', () => {
     expect(countryHints(page(''), 'https://acme.com.au/')).toEqual(['AU', 'US']);
   });
 });
+
+describe('phonesInText on long pages', () => {
+  it('reads only the number-like runs: ids glued to letters are no numbers, and prose costs no parse', () => {
+    expect(phonesInText('Artikel ID49301234567 und Kunde 030 1234567x', ['DE'])).toEqual([]);
+    const prose = 'Lorem ipsum dolor sit amet, on 12.03.2024 consectetur adipiscing elit.\n'.repeat(20_000);
+    const found = phonesInText(`${prose}Telefon: 030 1234567\n`, ['DE', 'US']);
+    expect(found).toEqual([{ e164: '+49301234567', shown: '030 1234567' }]);
+  });
+});
+
+describe('phonesInText on a page of thousands of numbers', () => {
+  it('reads its head and its foot: the footer number is found', () => {
+    const list = Array.from({ length: 5000 }, (_, i) => `Ticket ${100000 + i}: 030 ${1000000 + i}`).join('\n');
+    const found = phonesInText(`Zentrale: 089 123456\n${list}\nFax: 040 7654321\n`, ['DE']).map((p) => p.e164);
+    expect(found[0]).toBe('+4989123456');
+    expect(found.at(-1)).toBe('+49407654321');
+    expect(found).not.toContain('+49301002500'); // the middle of the list is not read
+  });
+});
