@@ -24,6 +24,7 @@ const ROBOT = '<html><head><title>Robot Check</title></head><body><div class="g-
 const DDG_NONE = '<html><body><div class="serp__results"><div id="links" class="results"><div class="result results_links_deep highlight_d result--no-result"><div class="no-results">No  results.</div></div></div></div></body></html>';
 
 const requested: string[] = [];
+let held: (() => void)[] = [];
 let server: http.Server;
 let origin: string;
 let service: Service;
@@ -41,7 +42,9 @@ function site(req: http.IncomingMessage, res: http.ServerResponse): void {
     if (q === 'test') return html(page('web-search/google-com-search-test-de-ui-2022.html'));
     if (q === 'robot') return html(ROBOT);
     if (q === 'nothing') return html(DDG_NONE);
+    if (q === 'slow') return void setTimeout(() => html(page('web-search/duckduckgo-html-search-openclaw-2026.html')), 3_000);
   }
+  if (u.pathname === '/news' && q === 'hold') return void held.push(() => html(page('synthetic/web-news-search-grid-battery-storage.html')));
   if (u.pathname === '/news' && q === 'battery storage') return html(page('synthetic/web-news-search-grid-battery-storage.html'));
   if (u.pathname === '/hub/science') return html(page('synthetic/publisher-apnews-hub-science.html'));
   if (u.pathname === '/local/') return html(page('synthetic/publisher-section-generic.html'));
@@ -71,7 +74,8 @@ beforeAll(async () => {
     COMPANY_REVIEWS_URL: `${origin}/review/{company}?page={page}`,
     JOB_BOARD_URL: `${origin}/jobs?q={q}&l={location}&start={start}`,
     LIVE_ALLOW_PRIVATE: 'on',
-    LIVE_TIMEOUT_MS: '5000',
+    LIVE_TIMEOUT_MS: '2000',
+    MAX_INFLIGHT_WEB_NEWS_SEARCH: '1',
   };
   service = await openService(loadConfig(env), { clock: () => now });
   app = await buildApp(service);
@@ -81,6 +85,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  for (const release of held) release();
   await app?.close();
   await service?.close();
   await new Promise((r) => server?.close(r));
@@ -359,6 +364,25 @@ describe('credits', () => {
       ['refund', 'web_search', 5],
     ]);
     expect(service.billing.balance(acct)).toBe(250 - 58);
+  });
+
+  it('a page past the deadline is 504 timeout, and a call past MAX_INFLIGHT is 503 overloaded with Retry-After; neither is charged', async () => {
+    const acct = service.billing.createAccount('limits').id;
+    const key = { authorization: `Bearer ${service.keys.create({ scheme: 'bearer', name: 'l', account: acct }).secret}` };
+    const slow = await get('/v1/search?engine=web_search&q=slow', key);
+    expect([slow.status, slow.body.error]).toEqual([504, 'timeout']);
+    const first = get('/v1/search?engine=web_news_search&q=hold', key);
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const second = await get('/v1/search?engine=web_news_search&q=battery%20storage', key);
+    expect([second.status, second.body.error, second.headers['retry-after']]).toEqual([503, 'overloaded', '1']);
+    held.shift()!();
+    expect((await first).status).toBe(200);
+    const ledger = service.billing.entries(acct).filter((e) => e.kind === 'debit' || e.kind === 'refund').map((e) => [e.kind, e.product, e.credits]);
+    expect(ledger).toEqual([
+      ['debit', 'web_search', -5],
+      ['refund', 'web_search', 5],
+      ['debit', 'web_news_search', -5],
+    ]);
   });
 
   it('a key scoped to other products gets 403 forbidden, before a page is read', async () => {
