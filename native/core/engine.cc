@@ -343,8 +343,11 @@ std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, co
     if (exhausted || (hits.size() >= k && hits[k - 1].score >= tail) || tail < min_score || matches.size() < want) {
       if (hits.size() > k) hits.resize(k);
       // Running below min_score before k revisions proves nothing either: HNSW may have missed
-      // a chunk above it (seen in the conformance tests), so the caller scans.
-      *complete = hits.size() >= k || exhausted;
+      // a chunk above it (seen in the conformance tests), so the caller scans. Nor does running
+      // dry under a selective filter: the allowed chunks the graph did not lead to may score
+      // anything (a narrow time window lost a top revision this way), so the caller scans.
+      bool ran_dry = matches.size() < want && !exhausted;
+      *complete = exhausted || (!ran_dry && hits.size() >= k);
       return hits;
     }
     if (want >= 16384) return {};  // too sparse for HNSW: the caller scans
