@@ -107,6 +107,7 @@ export const settings = {
   ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
   liveTimeoutMs: { env: 'LIVE_TIMEOUT_MS', default: 20_000, parse: int(100, 120_000), doc: 'Deadline of one live scrape (every page it reads); past it 504 `timeout`.' },
   liveMaxBytes: { env: 'LIVE_MAX_BYTES', default: 8 * 1_048_576, parse: int(1024, 256 * 1_048_576), doc: 'Largest page a live scrape reads, in bytes; a larger one is 502 `scrape_failed`.' },
+  liveParseThreads: { env: 'LIVE_PARSE_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads live scrapes parse pages on (started on first use), so a large page (a product page parses in ~400 ms) never stalls other requests; 0 parses on the event loop.' },
   liveProxyUrl: { env: 'LIVE_PROXY_URL', default: undefined, parse: optionalUrl, doc: 'HTTP(S) proxy every live scrape goes through (`http://user:pass@host:port`); unset: direct.' },
   liveUserAgent: {
     env: 'LIVE_USER_AGENT',

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { LiveFetcher } from './live/fetch.js';
 import { liveEngines, type LiveEngines } from './live/engines.js';
+import { ParsePool } from './live/parse-pool.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
@@ -42,6 +43,7 @@ export interface Service extends MatchDeps {
   /** Live scrapes: the page reader (deadline, proxy, cookies) and every engine. */
   live: LiveFetcher;
   engines: LiveEngines;
+  parsers: ParsePool;
   /** The polled outlets and their state. */
   outlets: Outlets;
   /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
@@ -92,6 +94,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
   const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
+  const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock);
   const disabled = new Set(config.productsDisabled);
@@ -125,6 +128,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     jobsIndex: new JobsIndex(keyword, jobs),
     live,
     engines: liveEngines(config, clock),
+    parsers,
     vocabulary: skillVocabulary(),
     createPoller: () =>
       createPoller(config, store, outlets, embedder, log, () => {
@@ -143,6 +147,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     },
     async close() {
       await live.close();
+      await parsers.close();
       news.close();
       keyword.close();
       await embedder?.close();

@@ -12,14 +12,13 @@
  * batch is never killed (ONNX Runtime cannot be interrupted mid-run): its texts get 503 and its
  * result is dropped.
  */
-import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { DIMENSIONS } from '../store/index.js';
+import { workerFile } from '../worker-file.js';
 import { checkModelDir } from './model-dir.js';
 import type { Prepared, PrepareTask } from './prepare-worker.js';
 import { TextTokenizer } from './tokenizer.js';
@@ -62,17 +61,6 @@ const RETRY_AFTER_S = 1;
 /** Padded tokens ÷ real tokens of a batch at most: rows of similar length go together. */
 export const MAX_PADDING = 1.08;
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
-
-/**
- * A TypeScript worker module beside this one: from the sources (the tests, tsx) it loads
- * through tsx's hooks; built, it is the JavaScript in dist/.
- */
-function tsWorker(name: string): { filename: string; execArgv: string[] } {
-  const self = fileURLToPath(import.meta.url);
-  const ext = path.extname(self);
-  const execArgv = ext === '.ts' ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
-  return { filename: path.join(path.dirname(self), `${name}${ext}`), execArgv };
-}
 
 const unavailable = (message: string, cause?: unknown): AppError =>
   new AppError('embed_unavailable', message, { cause, headers: { 'retry-after': String(RETRY_AFTER_S) } });
@@ -134,7 +122,7 @@ export class Embedder {
     // Queries have a worker of their own, and may borrow an idle bulk one.
     this.#pools = options.threads === 1 ? [pool(1, 0, ['query', 'bulk'])] : [pool(1, 0, ['query']), pool(options.threads - 1, BULK_NICE, ['query', 'bulk'])];
     this.#prepare = new Piscina({
-      ...tsWorker('prepare-worker'),
+      ...workerFile(import.meta.url, 'prepare-worker'),
       minThreads: 1,
       maxThreads: 1,
       idleTimeout: Number.POSITIVE_INFINITY,

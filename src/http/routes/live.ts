@@ -36,7 +36,7 @@ function requireEngine(q: Query, allowed: readonly string[]): void {
 /** Runs `endpoint` on the query less `engine` (which chose it). */
 const run = (endpoint: LiveEndpoint<any, any>, q: Query, service: Service) => {
   const { engine: _engine, ...rest } = q;
-  return runLive(endpoint, rest, service.live);
+  return runLive(endpoint, rest, service.live, service.parsers);
 };
 
 export function liveRoutes(app: FastifyInstance, service: Service): void {

@@ -8,9 +8,8 @@
  */
 import { AppError } from '../../errors.js';
 import { patternParam, required, type LiveCall, type LiveEndpoint } from '../engine.js';
-import { loadPage } from '../page.js';
 import { Robots } from '../robots.js';
-import { contactPageLinks, countryHints, extractContacts } from './extract.js';
+import type { CountryCode, PageContacts } from './extract.js';
 
 export interface ContactItem {
   type: 'email' | 'phone' | 'social';
@@ -74,7 +73,8 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
   const done = () => ({ results: [...found.values()], extra: { domain, pages } });
 
   const robots = await Robots.read(call, origin, ROBOTS_BYTES);
-  const read = async (url: string, home: boolean): Promise<{ doc: Document; url: string } | null> => {
+  /** Reads one page and collects its contacts; the home page's (null for another page) gives its hints and links. */
+  const read = async (url: string, home: { hints: CountryCode[] } | null): Promise<{ hints: CountryCode[]; links: string[] } | null> => {
     const refusal = robots.refusal(url, ROBOTS_AGENT);
     if (refusal) {
       pages.push({ url, status: 'disallowed', detail: refusal });
@@ -85,7 +85,7 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
       page = await call.get(url, { untrusted: true, offSite: 'stop', cutAt: opts.pageBytes });
     } catch (e) {
       // The home page failing fails the call; a linked page failing is noted and skipped.
-      if (home || !(e instanceof AppError) || e.code !== 'scrape_failed') throw e;
+      if (!home || !(e instanceof AppError) || e.code !== 'scrape_failed') throw e;
       pages.push({ url, status: 'failed', detail: e.message });
       return null;
     }
@@ -94,25 +94,19 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
       return null;
     }
     pages.push({ url: page.url, status: page.truncated ? 'truncated' : 'read', detail: page.truncated ? `cut at ${opts.pageBytes} bytes (CONTACTS_PAGE_BYTES)` : null });
-    return { doc: loadPage(page.html), url: page.url };
+    const { contacts, hints, links } = await call.parse('readContactsPage', page.html, page.url, home, opts.maxPages - 1);
+    collect(contacts, page.url);
+    return { hints, links };
   };
-  const collect = (doc: Document, url: string, hints: ReturnType<typeof countryHints>) => {
-    const c = extractContacts(doc, url, hints);
+  const collect = (c: PageContacts, url: string) => {
     for (const value of c.emails) add({ type: 'email', value, network: null, shown: null, page: url });
     for (const p of c.phones) add({ type: 'phone', value: p.e164, network: null, shown: p.shown, page: url });
     for (const s of c.socials) add({ type: 'social', value: s.url, network: s.network, shown: null, page: url });
   };
 
-  const home = await read(`${origin}/`, true);
+  const home = await read(`${origin}/`, null);
   if (home === null) return done();
-  const hints = countryHints(home.doc, home.url);
-  collect(home.doc, home.url, hints);
-  const linked = contactPageLinks(home.doc, home.url, opts.maxPages - 1);
   // Read one after another: a small site is not hit by a burst, and the order of `pages` is stable.
-  for (const url of linked) {
-    const page = await read(url, false);
-    // The page's own hints first, then the home page's (whose last is the US fallback).
-    if (page) collect(page.doc, page.url, [...new Set([...countryHints(page.doc, page.url).filter((c) => c !== 'US'), ...hints])]);
-  }
+  for (const url of home.links) await read(url, { hints: home.hints });
   return done();
 }

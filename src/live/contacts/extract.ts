@@ -3,10 +3,11 @@
  * from its links, its visible text and its JSON-LD. Pure: the crawler fetches, loads the
  * page with loadPage, and tags what comes back with the page's URL.
  */
-import { renderedText } from '../page.js';
+import { loadPage, renderedText } from '../page.js';
 import { ldBlocks } from '../json-ld.js';
 import { emailsFromMailto, emailsInText, decodeCfEmail, dedupe } from './emails.js';
-import { phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+import { countryHints, phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+import { contactPageLinks } from './links.js';
 import { canonicalSocial, type Social } from './socials.js';
 
 export { decodeCfEmail, cleanEmail, emailsInText, emailsFromMailto } from './emails.js';
@@ -82,4 +83,18 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
   }
 
   return { emails, phones: [...phones.values()], socials: [...socials.values()] };
+}
+
+/**
+ * One page of a contacts crawl, from its HTML: its contacts read under its own country hints
+ * ahead of the home page's (`home`, for a linked page), and, for the home page, the pages it
+ * links as contact, imprint, about or team (at most `maxLinks`). Plain data in and out, so it
+ * runs in a parse worker.
+ */
+export function readContactsPage(html: string, pageUrl: string, home: { hints: CountryCode[] } | null, maxLinks: number): { contacts: PageContacts; hints: CountryCode[]; links: string[] } {
+  const doc = loadPage(html);
+  const own = countryHints(doc, pageUrl);
+  // The home page's hints end with the US fallback: a linked page's own come first.
+  const hints = home ? [...new Set([...own.filter((c) => c !== 'US'), ...home.hints])] : own;
+  return { contacts: extractContacts(doc, pageUrl, hints), hints, links: home ? [] : contactPageLinks(doc, pageUrl, maxLinks) };
 }

@@ -3,7 +3,7 @@
  * and `location`, `page` forwarded (10 a page on the board).
  */
 import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
-import { parseJobListing, type JobItem } from './parse.js';
+import type { JobItem } from './parse.js';
 
 const PAGE_SIZE = 10;
 
@@ -20,7 +20,7 @@ export function jobBoardEndpoints(url: string, clock: () => number) {
     async run(q, call) {
       const start = (q.page - 1) * PAGE_SIZE;
       const page = await call.get(fillTemplate(url, { q: q.q ?? '', location: q.location ?? '', start, page: q.page }));
-      return parseJobListing(page.html, page.url, new Date(clock()));
+      return call.parse('parseJobListing', page.html, page.url, new Date(clock()));
     },
   };
   return { listing };

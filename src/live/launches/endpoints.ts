@@ -7,7 +7,7 @@
 import { AppError } from '../../errors.js';
 import { bad, intParam, patternParam, required, stringParam, type LiveEndpoint } from '../engine.js';
 import { leaderboardPath, pacificDay } from './day.js';
-import { parseLaunch, parseLeaderboard, type Launch, type LaunchDetail } from './parse.js';
+import type { Launch, LaunchDetail } from './parse.js';
 
 export const FAMILY = 'launches';
 /** The first day the listing site's leaderboard has. */
@@ -38,7 +38,7 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
     },
     async run(q, call) {
       const page = await call.get(`${base}${leaderboardPath(q.date)}`);
-      const all = parseLeaderboard(page.html, new URL(base).origin);
+      const all = await call.parse('parseLeaderboard', page.html, new URL(base).origin);
       const needle = q.q?.toLowerCase();
       return { results: needle ? all.filter((l) => matches(l, needle)) : all, extra: { date: q.date } };
     },
@@ -53,7 +53,7 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
     check: (q) => required(q, 'slug'),
     async run(q, call) {
       const page = await call.get(`${base}/posts/${q.slug}`, { accept404: true });
-      const detail = page.status === 404 ? null : parseLaunch(page.html, new URL(base).origin);
+      const detail = page.status === 404 ? null : await call.parse('parseLaunch', page.html, new URL(base).origin);
       if (detail === null) throw new AppError('not_found', `no launch with slug ${JSON.stringify(q.slug)} on the listing site`);
       return [detail];
     },

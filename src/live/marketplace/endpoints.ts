@@ -9,12 +9,11 @@
 import { AppError } from '../../errors.js';
 import { bad, enumParam, intParam, numberParam, patternParam, stringParam, trueParam, type LiveCall, type LiveEndpoint } from '../engine.js';
 import { ScrapeError } from '../page.js';
-import { parseBestsellers, type BestsellerItem, type BestsellersPage } from './bestsellers.js';
-import { parseDepartments, type Department } from './categories.js';
+import type { BestsellerItem, BestsellersPage } from './bestsellers.js';
+import type { Department } from './categories.js';
 import { COUNTRIES, MARKETPLACES, type Country } from './countries.js';
-import { parseProductPage, parseProductReviews, type ProductPage, type Review } from './product.js';
-import { parseSearchResults } from './search.js';
-import { parseOffers, parseSellerProfile, type Offer, type SellerProfile } from './sellers.js';
+import type { ProductPage, Review } from './product.js';
+import type { Offer, SellerProfile } from './sellers.js';
 import type { Card, PageContext } from './types.js';
 
 export const FAMILY = 'ecommerce';
@@ -120,7 +119,7 @@ export function marketplaceEndpoints(base: SiteBase) {
       const b = base(q.country);
       await setLocation(call, b, q.zip_code);
       const page = await call.get(searchUrl(b, q));
-      return parseSearchResults(page.html, context(base, q.country));
+      return call.parse('parseSearchResults', page.html, context(base, q.country));
     },
   };
 
@@ -148,11 +147,11 @@ export function marketplaceEndpoints(base: SiteBase) {
     defaults: { country: 'us' },
     page: null,
     check: requireAsin,
-    run: async (q, call) => [parseProductPage(await readProduct(q, call), context(base, q.country))],
+    run: async (q, call) => [await call.parse('parseProductPage', await readProduct(q, call), context(base, q.country))],
   };
   const reviews: LiveEndpoint<ProductQuery, Review> = {
     ...product,
-    run: async (q, call) => parseProductReviews(await readProduct(q, call)),
+    run: async (q, call) => call.parse('parseProductReviews', await readProduct(q, call)),
   } as LiveEndpoint<ProductQuery, Review>;
 
   const offers: LiveEndpoint<ProductQuery, Offer> = {
@@ -160,7 +159,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     run: async (q, call) => {
       const b = base(q.country);
       await setLocation(call, b, q.zip_code);
-      return parseOffers((await call.get(`${b}/gp/product/ajax/aodAjaxMain/?asin=${q.asin}&pc=dp`)).html, context(base, q.country));
+      return call.parse('parseOffers', (await call.get(`${b}/gp/product/ajax/aodAjaxMain/?asin=${q.asin}&pc=dp`)).html, context(base, q.country));
     },
   } as LiveEndpoint<ProductQuery, Offer>;
 
@@ -181,7 +180,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     run: async (q, call) => {
       const page = await call.get(`${base(q.country)}/sp?seller=${q.seller_id}`, { accept404: true });
       if (page.status === 404) throw new AppError('not_found', `no seller ${q.seller_id} on the ${q.country} marketplace`);
-      return [parseSellerProfile(page.html, q.seller_id, context(base, q.country))];
+      return [await call.parse('parseSellerProfile', page.html, q.seller_id, context(base, q.country))];
     },
   };
 
@@ -198,7 +197,7 @@ export function marketplaceEndpoints(base: SiteBase) {
       if (q.gtin === null) throw bad('gtin is required');
       if (!gtinValid(q.gtin)) throw bad(`gtin: the check digit of ${q.gtin} is wrong`);
     },
-    run: async (q, call) => parseSearchResults((await call.get(`${base('us')}/s?k=${q.gtin}`)).html, context(base, 'us'), { dropSponsored: true }),
+    run: async (q, call) => call.parse('parseSearchResults', (await call.get(`${base('us')}/s?k=${q.gtin}`)).html, context(base, 'us'), { dropSponsored: true }),
   };
 
   interface SellerProductsQuery extends Record<string, unknown> {
@@ -217,7 +216,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     },
     run: async (q, call) => {
       const url = `${base(q.country)}/s?me=${q.seller_id}${q.page > 1 ? `&page=${q.page}` : ''}`;
-      return parseSearchResults((await call.get(url)).html, context(base, q.country), { dropSponsored: true });
+      return call.parse('parseSearchResults', (await call.get(url)).html, context(base, q.country), { dropSponsored: true });
     },
   };
 
@@ -238,7 +237,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     },
     run: async (q, call) => {
       const path = `/gp/bestsellers/${q.category}${q.node_id ? `/${q.node_id}` : ''}${q.page > 1 ? `?pg=${q.page}` : ''}`;
-      const { items, ...extra } = parseBestsellers((await call.get(`${base(q.country)}${path}`)).html, context(base, q.country));
+      const { items, ...extra } = await call.parse('parseBestsellers', (await call.get(`${base(q.country)}${path}`)).html, context(base, q.country));
       return { results: items, extra };
     },
   };
@@ -260,8 +259,8 @@ export function marketplaceEndpoints(base: SiteBase) {
     },
     run: async (q, call) => {
       const b = base(q.country);
-      if (q.category === null) return parseDepartments((await call.get(`${b}/`)).html);
-      return parseBestsellers((await call.get(`${b}/gp/bestsellers/${q.category}/${q.node_id}`)).html, context(base, q.country)).subcategories;
+      if (q.category === null) return call.parse('parseDepartments', (await call.get(`${b}/`)).html);
+      return (await call.parse('parseBestsellers', (await call.get(`${b}/gp/bestsellers/${q.category}/${q.node_id}`)).html, context(base, q.country))).subcategories;
     },
   };
 

@@ -5,8 +5,8 @@
  * the news `sources` filter is locked here.
  */
 import { fillTemplate, intParam, patternParam, required, urlParam, type LiveEndpoint } from '../engine.js';
-import { parseArticle, type Article } from './article.js';
-import { parseListing, type ListingItem } from './listing.js';
+import type { Article } from './article.js';
+import type { ListingItem } from './listing.js';
 
 export const FAMILY = 'publisher';
 const LOCKED = { sources: 'the publisher is the page read; filter news sources on /v1/news or /v1/match' };
@@ -22,7 +22,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
     check: (q) => required(q, 'section'),
     async run(q, call) {
       const page = await call.get(fillTemplate(wireUrl, { section: q.section, page: q.page }));
-      return parseListing(page.html, page.url, new Date(clock()));
+      return call.parse('parseListing', page.html, page.url, new Date(clock()));
     },
   };
 
@@ -36,7 +36,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
     check: (q) => required(q, 'url'),
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
-      return parseListing(page.html, page.url, new Date(clock()));
+      return call.parse('parseListing', page.html, page.url, new Date(clock()));
     },
   };
 
@@ -50,7 +50,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
     check: (q) => required(q, 'url'),
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
-      return [parseArticle(page.html, page.url)];
+      return [await call.parse('parseArticle', page.html, page.url)];
     },
   };
 

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../errors.js';
 import { fillTemplate, intParam, patternParam, required, type LiveEndpoint } from '../engine.js';
-import { parseCompanyReviews, type Review } from './parse.js';
+import type { Review } from './parse.js';
 
 export function reviewEndpoints(url: string, clock: () => number) {
   const reviews: LiveEndpoint<{ company: string; page: number }, Review> = {
@@ -17,7 +17,7 @@ export function reviewEndpoints(url: string, clock: () => number) {
     check: (q) => required(q, 'company'),
     async run(q, call) {
       const page = await call.get(fillTemplate(url, { company: q.company, page: q.page }), { accept404: true });
-      const parsed = page.status === 404 ? null : parseCompanyReviews(page.html, page.url, new Date(clock()));
+      const parsed = page.status === 404 ? null : await call.parse('parseCompanyReviews', page.html, page.url, new Date(clock()));
       if (parsed === null) throw new AppError('not_found', `the review site has no profile for ${q.company}`);
       return { results: parsed.reviews, extra: { company: parsed.company, page: parsed.page ?? q.page, total_pages: parsed.total_pages } };
     },

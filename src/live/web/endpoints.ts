@@ -4,8 +4,8 @@
  * Web search pages 1–10 of 10 organic results; news search is a single page.
  */
 import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
-import { parseNewsResults, type NewsResult } from './news.js';
-import { parseWebResults, type WebResult } from './search.js';
+import type { NewsResult } from './news.js';
+import type { WebResult } from './search.js';
 
 export const FAMILY = 'web';
 const PAGE_SIZE = 10;
@@ -30,7 +30,7 @@ export function webEndpoints(urls: { search: string; news: string }, clock: () =
     async run(q, call) {
       const start = (q.page - 1) * PAGE_SIZE;
       const page = await call.get(fillTemplate(urls.search, { q: q.q, start, page: q.page }));
-      return parseWebResults(page.html, { pageUrl: page.url, offset: start, fetchedAt: new Date(clock()) });
+      return call.parse('parseWebResults', page.html, { pageUrl: page.url, offset: start, fetchedAt: new Date(clock()) });
     },
   };
 
@@ -43,7 +43,7 @@ export function webEndpoints(urls: { search: string; news: string }, clock: () =
     check: requireQ,
     async run(q, call) {
       const page = await call.get(fillTemplate(urls.news, { q: q.q }));
-      return parseNewsResults(page.html, { pageUrl: page.url, fetchedAt: new Date(clock()) });
+      return call.parse('parseNewsResults', page.html, { pageUrl: page.url, fetchedAt: new Date(clock()) });
     },
   };
 
