@@ -49,3 +49,10 @@ describe('contactPageLinks', () => {
     expect(contactPageLinks(doc, 'https://acme.com/', 5)).toEqual(['https://acme.com/info', 'https://acme.com/about']);
   });
 });
+
+describe('contactPageLinks: the port is part of the site', () => {
+  it('does not take the same host name on another port for the site', () => {
+    const doc = loadPage('<a href="http://acme.test:8080/kontakt">Kontakt</a><a href="/impressum">Impressum</a><a href="http://www.acme.test/about">About</a>');
+    expect(contactPageLinks(doc, 'http://acme.test/', 5)).toEqual(['http://acme.test/impressum', 'http://www.acme.test/about']);
+  });
+});

@@ -20,7 +20,7 @@ const PAGE_EXT = /\.(?:html?|php\d?|aspx?|jsp|shtml|cfm)$/;
 
 const bareHost = (h: string): string => h.toLowerCase().replace(/^www\./, '');
 /** One key for the ways a link names one page: http or https, www. or not, a trailing slash or not, any fragment. */
-const pageKey = (u: URL): string => `${bareHost(u.hostname)}${u.pathname.replace(/\/+$/, '')}${u.search}`;
+const pageKey = (u: URL): string => `${bareHost(u.host)}${u.pathname.replace(/\/+$/, '')}${u.search}`;
 
 /**
  * Absolute URLs of up to `max` links on the page to likely contact pages of the same site
@@ -48,7 +48,7 @@ export function contactPageLinks(doc: Document, pageUrl: string, max: number): s
     } catch {
       continue;
     }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || bareHost(url.hostname) !== bareHost(page.hostname)) continue;
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || bareHost(url.host) !== bareHost(page.host)) continue;
     const key = pageKey(url);
     if (key === pageKey(page)) continue;
     let last = url.pathname.split('/').filter(Boolean).pop() ?? '';
