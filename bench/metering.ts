@@ -5,35 +5,39 @@
  * `sourcesRoutes` itself with `product` dropped from its config: the same handler, response
  * schema, authentication (`auth: true`: a Bearer key is verified, the LMDB snapshot renewed)
  * and global hooks (the metering hooks run and return at once). So the difference between the
- * rows is the metering path alone: authorise, rate limit, admit, charge (one LMDB write
- * transaction with its ledger entry), the refund check and the credit / RateLimit headers.
+ * rows is the metering path alone: authorise, rate limit, admit, charge (a journal append,
+ * committed before the handler runs), the refund check and the credit / RateLimit headers.
  *
- * Rows (each BENCH_DURATION seconds, default 5, BENCH_CONNECTIONS connections, default 16,
- * pipelining 1, after a 1 s warm-up of each):
+ * Rows:
  * 1. unmetered (baseline): /bench/v1/sources.
  * 2. metered, operator key: /v1/sources with a Bearer key of the operator account, recorded in
- *    the ledger at price 0 (a write transaction a call, no wallet, no rate limit).
+ *    the ledger at price 0 (no wallet, no rate limit).
  * 3. metered, customer keys: /v1/sources with the keys of BENCH_ACCOUNTS (default 1,000) real
- *    accounts, each on the `mega` plan (20 requests/s, the highest credit plan) with 10,000,000
- *    purchased credits, the requests spread round-robin over the keys so the plans' rate
- *    limits (20/s × accounts) stay above what the server can answer: every call is
- *    authorised against its subscription, rate-limited, debited from its wallet. A 429 in
- *    this row means the accounts were too few for the rate reached: raise BENCH_ACCOUNTS.
- * Every run sends the same Authorization-rotating requests (the unmetered row rotates over
- * the customer keys too), so the load generator does the same work in every row.
+ *    accounts, each on the `mega` plan (20 requests/s) with 10,000,000 purchased credits, the
+ *    requests spread round-robin over the keys so the plans' rate limits (20/s × accounts)
+ *    stay above what the server can answer: every call is authorised against its
+ *    subscription, rate-limited, debited from its wallet. A 429 in this row means the
+ *    accounts were too few for the rate reached: raise BENCH_ACCOUNTS.
+ * Every row sends the same Authorization-rotating requests (the unmetered row rotates over the
+ * customer keys too), so the load generator does the same work in every row.
  *
- * The runs alternate (BENCH_ROUNDS rounds, default 2, each round's order reversed from the
- * last) and the best run of each row counts: this machine's neighbours are noisy. The server
- * runs in a child process (as in bench/load.ts), so autocannon's own work does not sit on the
- * server's event loop; both share the machine's cores, and a store of 8 sources (24 articles)
- * is seeded so the route returns rows. Afterwards the ledger is checked against what was
- * answered: debits recorded vs 2xx responses (a request still in flight when a run ends is
- * charged but not counted by autocannon, so debits may exceed 2xx by up to the connections a
- * run), and the credits the wallets lost.
- *
- * Prints a table (last column: req/s relative to the unmetered row) and `metering: ...`, with
- * `metered_vs_unmetered` for the customer row (the operator's when BENCH_ACCOUNTS=0). It
- * asserts nothing about timings. BENCH_CPU_PROF=<dir> writes the server's V8 CPU profile there.
+ * How it measures, on a machine whose neighbours move every absolute number by ±25%:
+ * - each row runs BENCH_ROUNDS (default 5) slices of BENCH_DURATION seconds (default 3) at each
+ *   connection count of BENCH_CONNECTIONS (default 16,64,256), the rows interleaved and their
+ *   order rotated each round, and every ratio is the median of the ratios within rounds;
+ * - beside req/s and latency, each row shows the server's CPU per request (its event-loop
+ *   thread, and every other thread: lmdb's writer, the fold worker) and how busy the event
+ *   loop was: below ~95% a row is limited by latency (waiting for its commits' fsync), not
+ *   by the server;
+ * - a route's throughput is its capacity: its best median req/s over the connection counts.
+ *   The headline `metered_vs_unmetered` divides the customer row's capacity by the unmetered
+ *   row's; the ratio at each connection count is printed too.
+ * The server runs in a child process (as in bench/load.ts), so autocannon's own work stays off
+ * its event loop; both share the machine's cores. A store of 8 sources (24 articles) is seeded
+ * so the route returns rows. Afterwards the ledger is checked against what was answered:
+ * debits recorded vs 2xx responses (a request in flight when a slice ends is charged but not
+ * counted by autocannon), and the credits the wallets lost. Asserts nothing about timings.
+ * BENCH_CPU_PROF=<dir> writes the server's V8 CPU profile there.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -125,10 +129,10 @@ if (process.argv[2] === 'serve') {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
 
-  const debits = (account: string) => service.billing.entries(account).filter((e) => e.kind === 'debit').length;
   process.on('message', (m: string) => {
     if (m === 'counts') {
       service.store.refresh();
+      const debits = (account: string) => service.billing.entries(account).filter((e) => e.kind === 'debit').length;
       let customerDebits = 0;
       let refunds = 0;
       let creditsSpent = 0;
@@ -150,9 +154,10 @@ if (process.argv[2] === 'serve') {
   const ready: Ready = { port, operatorSecret, customerSecrets, setupMs: performance.now() - t0 };
   process.send!(ready);
 } else {
-  const connections = envInt('BENCH_CONNECTIONS', 16);
-  const duration = envInt('BENCH_DURATION', 5);
-  const rounds = envInt('BENCH_ROUNDS', 2);
+  const levels = (process.env.BENCH_CONNECTIONS ?? '16,64,256').split(',').map(Number);
+  if (levels.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_CONNECTIONS: a comma-separated list of connection counts, got ${process.env.BENCH_CONNECTIONS}`);
+  const duration = envInt('BENCH_DURATION', 3);
+  const rounds = envInt('BENCH_ROUNDS', 5);
   const accounts = envInt('BENCH_ACCOUNTS', 1000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-metering-'));
   const { child, ask } = forkServer(fileURLToPath(import.meta.url), ['serve', dir, String(accounts)]);
@@ -173,72 +178,126 @@ if (process.argv[2] === 'serve') {
     console.log(`GET ${METERED} and ${UNMETERED}: 200, the same body (${(JSON.parse(plainBody) as { count: number }).count} sources); x-credits-charged ${charged.headers.get('x-credits-charged')} on the metered one only`);
 
     type Result = Awaited<ReturnType<typeof autocannon>>;
+    /** One slice: autocannon's result and the server's CPU over it. */
+    interface Slice {
+      rps: number;
+      p50: number;
+      p99: number;
+      failed: number;
+      /** Server CPU µs per request answered: the event-loop thread, and all other threads. */
+      mainUs: number;
+      otherUs: number;
+      /** The event-loop thread's CPU time over the slice's wall time. */
+      busy: number;
+    }
     interface Row {
       name: string;
       path: string;
       secrets: string[];
-      runs: Result[];
-      /** 2xx of every run and warm-up: what the ledger should hold. */
+      /** Slices by connection count, one a round. */
+      slices: Map<number, Slice[]>;
+      /** 2xx of every slice and warm-up: what the ledger should hold. */
       ok: number;
     }
     const customers = ready.customerSecrets.length > 0 ? ready.customerSecrets : [ready.operatorSecret];
-    const rows: Row[] = [
-      { name: `unmetered ${UNMETERED} (baseline)`, path: UNMETERED, secrets: customers, runs: [], ok: 0 },
-      { name: `metered ${METERED}, operator key`, path: METERED, secrets: [ready.operatorSecret], runs: [], ok: 0 },
-    ];
-    if (accounts > 0) rows.push({ name: `metered ${METERED}, ${accounts} customer keys`, path: METERED, secrets: ready.customerSecrets, runs: [], ok: 0 });
+    const row = (name: string, p: string, secrets: string[]): Row => ({ name, path: p, secrets, slices: new Map(levels.map((c) => [c, []])), ok: 0 });
+    const rows: Row[] = [row(`unmetered ${UNMETERED} (baseline)`, UNMETERED, customers), row(`metered ${METERED}, operator key`, METERED, [ready.operatorSecret])];
+    if (accounts > 0) rows.push(row(`metered ${METERED}, ${accounts} customer keys`, METERED, ready.customerSecrets));
     const [unmetered, operator] = rows;
     const customer = rows[2];
     if (customer) customer.ok += 1; // the check above
+
+    // The server's CPU, read from /proc (Linux): its event-loop thread and the whole process.
+    const ticks = (file: string): number => {
+      const f = fs.readFileSync(file, 'utf8');
+      const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      return Number(x[11]) + Number(x[12]); // utime + stime, in clock ticks
+    };
+    const hasProc = fs.existsSync(`/proc/${child.pid}/task/${child.pid}/stat`);
+    const cpu = () => (hasProc ? { main: ticks(`/proc/${child.pid}/task/${child.pid}/stat`), all: ticks(`/proc/${child.pid}/stat`), at: performance.now() } : null);
+    const TICK_US = 1e6 / 100; // USER_HZ
+
     /** One autocannon run; each request carries the next key of `secrets`, round-robin over all connections. */
-    const cannon = async (row: Row, seconds: number) => {
+    const cannon = async (r: Row, connections: number, seconds: number): Promise<Slice> => {
       let i = 0;
-      const r = await autocannon({
+      const before = cpu();
+      const res: Result = await autocannon({
         url: base,
         connections,
         pipelining: 1,
         duration: seconds,
-        requests: [{ method: 'GET', path: row.path, setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${row.secrets[i++ % row.secrets.length]}` } }) }],
+        requests: [{ method: 'GET', path: r.path, setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${r.secrets[i++ % r.secrets.length]}` } }) }],
       });
-      row.ok += r['2xx'];
-      return r;
+      const after = cpu();
+      r.ok += res['2xx'];
+      const n = Math.max(1, res.requests.total);
+      const main = before && after ? (after.main - before.main) * TICK_US : Number.NaN;
+      const all = before && after ? (after.all - before.all) * TICK_US : Number.NaN;
+      return {
+        rps: res.requests.average,
+        p50: res.latency.p50,
+        p99: res.latency.p99,
+        failed: res.non2xx + res.errors + res.timeouts,
+        mainUs: main / n,
+        otherUs: (all - main) / n,
+        busy: before && after ? main / 1e6 / ((after.at - before.at) / 1000) : Number.NaN,
+      };
     };
-    const failed = (r: Result) => r.non2xx + r.errors + r.timeouts;
 
-    for (const row of rows) await cannon(row, 1); // warm-up: JIT, LMDB pages, sockets
-    for (let k = 0; k < rounds; k++) {
-      for (const row of k % 2 === 0 ? rows : [...rows].reverse()) {
-        const r = await cannon(row, duration);
-        row.runs.push(r);
-        console.log(`  round ${k + 1}/${rounds} ${row.name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${failed(r) ? `, ${failed(r)} failed (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : ''}`);
+    const top = Math.max(...levels);
+    for (const r of rows) await cannon(r, top, 2); // warm-up: JIT, LMDB pages, sockets, the fold worker
+    for (const c of levels) {
+      for (let k = 0; k < rounds; k++) {
+        const order = rows.map((_, i) => rows[(i + k) % rows.length]);
+        const line: string[] = [];
+        for (const r of order) {
+          const s = await cannon(r, c, duration);
+          r.slices.get(c)!.push(s);
+          line.push(`${r === unmetered ? 'unmetered' : r === operator ? 'operator' : 'customers'} ${s.rps.toFixed(0)}${s.failed ? ` (${s.failed} failed)` : ''}`);
+        }
+        console.log(`  ${String(c).padStart(3)} connections, round ${k + 1}/${rounds}: ${line.join(', ')} req/s`);
       }
     }
     const counts = await ask<Counts>('counts');
     await ask('close').catch(() => undefined);
 
-    const best = (row: Row) => row.runs.reduce((a, r) => (r.requests.average > a.requests.average ? r : a));
-    const rps = (row: Row) => best(row).requests.average;
-    const base0 = rps(unmetered);
-    console.log(`\nmetering on GET ${METERED} (${duration} s a run, ${connections} connections, pipelining 1, best of ${rounds} alternating runs; server and autocannon sharing ${os.availableParallelism()} cores)`);
-    console.log(`${'route'.padEnd(48)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)}  ${'÷ unmetered'.padStart(11)}`);
-    for (const row of rows) {
-      const r = best(row);
-      console.log(
-        `${row.name.padEnd(48)} ${r.requests.average.toFixed(0).padStart(8)} ${String(r.latency.p50).padStart(7)} ${String(r.latency.p99).padStart(7)} ${String(failed(r)).padStart(8)}  ${`${(r.requests.average / base0).toFixed(3)}x`.padStart(11)}`,
-      );
+    const median = (xs: number[]): number => {
+      const s = [...xs].sort((a, b) => a - b);
+      return s.length === 0 ? Number.NaN : s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    };
+    const med = (r: Row, c: number, f: (s: Slice) => number) => median(r.slices.get(c)!.map(f));
+    /** The median over rounds of this row's req/s divided by the unmetered row's in the same round. */
+    const ratio = (r: Row, c: number) => median(r.slices.get(c)!.map((s, k) => s.rps / unmetered.slices.get(c)![k].rps));
+    const capacity = (r: Row) => Math.max(...levels.map((c) => med(r, c, (s) => s.rps)));
+    const f1 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(1));
+
+    console.log(`\nmetering on GET ${METERED} (medians of ${rounds} interleaved rounds of ${duration} s; pipelining 1; server and autocannon sharing ${os.availableParallelism()} cores)`);
+    console.log(`${'conns'.padStart(5)}  ${'route'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(6)} ${'p99 ms'.padStart(6)} ${'fail'.padStart(5)} ${'loop µs'.padStart(8)} ${'other µs'.padStart(8)} ${'busy'.padStart(5)}  ${'÷ unmetered'.padStart(11)}`);
+    for (const c of levels) {
+      for (const r of rows) {
+        const failed = r.slices.get(c)!.reduce((a, s) => a + s.failed, 0);
+        console.log(
+          `${String(c).padStart(5)}  ${r.name.padEnd(44)} ${med(r, c, (s) => s.rps).toFixed(0).padStart(7)} ${String(med(r, c, (s) => s.p50)).padStart(6)} ${String(med(r, c, (s) => s.p99)).padStart(6)} ${String(failed).padStart(5)} ` +
+            `${f1(med(r, c, (s) => s.mainUs)).padStart(8)} ${f1(med(r, c, (s) => s.otherUs)).padStart(8)} ${`${(med(r, c, (s) => s.busy) * 100).toFixed(0)}%`.padStart(5)}  ${`${ratio(r, c).toFixed(3)}x`.padStart(11)}`,
+        );
+      }
     }
-    // A row's runs and its warm-up each end with up to `connections` requests charged but not counted.
-    const slack = `in flight at a run's end: charged, not counted; at most ${connections * (rounds + 1)}`;
+    console.log('(loop µs / other µs: server CPU per request on its event-loop thread / on every other thread; busy: the event-loop thread\'s share of wall time)');
+    console.log(`${'capacity'.padStart(5)}  ${'(best median req/s over the connection counts)'.padEnd(44)}`);
+    for (const r of rows) console.log(`${''.padStart(5)}  ${r.name.padEnd(44)} ${capacity(r).toFixed(0).padStart(7)}${' '.repeat(51)}${`${(capacity(r) / capacity(unmetered)).toFixed(3)}x`.padStart(11)}`);
+
+    // Every slice and warm-up ends with up to its connections' requests charged but not counted.
+    const slack = `in flight when a slice ended: charged, not counted; at most ${levels.reduce((a, c) => a + c * rounds, top)}`;
     console.log(`ledger: operator debits ${counts.operatorDebits} for ${operator.ok} 2xx answered (${slack})`);
     if (customer) {
       console.log(`ledger: customer debits ${counts.customerDebits} for ${customer.ok} 2xx answered (${slack}); ${counts.refunds} refunds; wallets spent ${counts.creditsSpent} credits`);
     }
-    const perRound = (row: Row) => row.runs.map((r, k) => (r.requests.average / unmetered.runs[k].requests.average).toFixed(3)).join(' ');
     const metered = customer ?? operator;
+    const at = levels.map((c) => `at_${c}=${ratio(metered, c).toFixed(3)}`).join(' ');
     console.log(
-      `metering: metered_vs_unmetered=${(rps(metered) / base0).toFixed(3)} metered_rps=${rps(metered).toFixed(0)} unmetered_rps=${base0.toFixed(0)} ` +
-        `operator_vs_unmetered=${(rps(operator) / base0).toFixed(3)} operator_rps=${rps(operator).toFixed(0)} ` +
-        `rounds=${perRound(metered)} metered_p99_ms=${best(metered).latency.p99} unmetered_p99_ms=${best(unmetered).latency.p99}`,
+      `metering: metered_vs_unmetered=${(capacity(metered) / capacity(unmetered)).toFixed(3)} metered_rps=${capacity(metered).toFixed(0)} unmetered_rps=${capacity(unmetered).toFixed(0)} ` +
+        `operator_vs_unmetered=${(capacity(operator) / capacity(unmetered)).toFixed(3)} ${at} ` +
+        `metered_loop_us=${f1(med(metered, top, (s) => s.mainUs))} unmetered_loop_us=${f1(med(unmetered, top, (s) => s.mainUs))} metered_other_us=${f1(med(metered, top, (s) => s.otherUs))}`,
     );
   } finally {
     if (child.exitCode === null) child.kill();

@@ -96,7 +96,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
   const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
-  const billing = new Billing(store, clock);
+  const billing = new Billing(store, clock, log);
   const disabled = new Set(config.productsDisabled);
   const metering = new Metering(billing, new RateLimiter(clock), { disabled, maxInflight: (p) => config[`maxInflight_${p}`] });
 
@@ -155,6 +155,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       catalog.catchUp(store);
       catalog.save(catalogFile, store);
       engine.close();
+      await billing.close();
       await store.close();
     },
   };

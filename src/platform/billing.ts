@@ -1,22 +1,50 @@
 /**
- * Accounts, the one credit wallet, per-product subscriptions and the usage ledger, in LMDB.
- * Every change to a balance or a plan's usage is one write transaction together with its
- * ledger entry, so the ledger always sums to the balance and a crash loses nothing committed
- * (a commit reaches the OS page cache before `charge` returns: `kill -9` cannot undo it).
+ * Accounts, the one credit wallet, per-product subscriptions and the usage ledger (the tables
+ * in LMDB: journal.ts).
  *
- * Databases:
- *   accounts       id → AccountRecord                (the built-in `operator` account is implicit)
- *   accountStates  id → AccountState                 credit lots, ledger seq, usage this period
- *   subs           [account id, product] → Subscription (plan, since)
- *   ledger         [account id, seq] → LedgerEntry    seq counts per account, from 1
+ * The ledger is the record of every change to a wallet or a plan's usage, and an account's
+ * state is what its entries add up to (ledger.ts, `applyEntry`): a debit and its ledger entry
+ * are one record, written in one transaction, so the ledger always sums to the balance.
+ *
+ * Every change appends its entries to one journal, in arrival order. The request path (a
+ * charge, a refund) computes them from the account's state in memory and resolves once they
+ * are committed: the handler runs after its debit is on disk. Its commits are grouped: while
+ * one is in flight, the calls that come meanwhile gather into the next, one journal record.
+ * Appends land at the end of one B-tree, so a commit of many charges writes a few pages,
+ * where keying each charge under its account dirtied pages of its own (bench/metering.ts). A
+ * worker thread folds the journal into the per-account view (its own LMDB environment, so the
+ * fold never holds the lock every commit needs).
+ *
+ * Concurrency. The head's version is the position of the newest journal record, and every
+ * append of the request path is conditional on it (`ifVersion`): a record lands only if the
+ * one before it did. A change made outside the request path (the CLI; this process's own
+ * account changes) appends its record 2^24 past the head, in one synchronous transaction: the
+ * request path's appends in flight fail, and their writer (one process serves the API) drops
+ * what it holds in memory and computes them again from LMDB. A process takes the journal the
+ * same way before its first append, so two writers never both append from their own idea of
+ * a wallet.
  *
  * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
  * grant, then purchased credits, which never expire.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database } from 'lmdb';
+import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Store } from '../store/index.js';
+import { workerFile } from '../worker-file.js';
+import type { FoldTask } from './fold-worker.js';
+import {
+  HEAD,
+  journalAfter,
+  LedgerView,
+  openBillingTables,
+  type AccountRecord,
+  type BillingTables,
+  type JournalEntry,
+  type Subscription,
+} from './journal.js';
+import { applyEntry, emptyState, live, periodOf, total, type AccountState, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
 import {
   creditsOf,
   familyOf,
@@ -30,69 +58,12 @@ import {
   type Rate,
 } from './products.js';
 
+export { periodOf, type AccountState, type LedgerEntry, type LedgerKind, type Lot, type LotKind, type PeriodView } from './ledger.js';
+export type { AccountRecord, Subscription } from './journal.js';
+
 export const OPERATOR = 'operator';
 /** Credits a new account starts with (section 8.1). */
 export const FREE_CREDITS = 250;
-
-export interface AccountRecord {
-  id: string;
-  name: string | null;
-  /** Unix ms. Credit periods (what `credits grant` lasts) are months from here. */
-  createdAt: number;
-}
-
-export type LotKind = 'subscription' | 'free' | 'purchased';
-export interface Lot {
-  id: number;
-  kind: LotKind;
-  credits: number;
-  granted: number;
-  /** Unix ms, or null: never. */
-  expiresAt: number | null;
-}
-
-/**
- * Everything a charge reads and writes, in one record: a charge is one read and two writes
- * (this and its ledger entry).
- */
-export interface AccountState {
-  lots: Lot[];
-  /** Ledger entries so far. */
-  seq: number;
-  /** Billed calls per product in its current period. */
-  usage: Partial<Record<Product, { periodStart: number; used: number }>>;
-}
-
-export interface Subscription {
-  product: Product;
-  plan: Plan;
-  /** Unix ms the plan started: its periods are months from here. */
-  since: number;
-}
-
-export type LedgerKind = 'grant' | 'buy' | 'debit' | 'refund' | 'expire' | 'subscribe';
-export interface LedgerEntry {
-  seq: number;
-  at: number;
-  kind: LedgerKind;
-  /** Signed change of the wallet: + grant, buy, refund; − debit, expire. */
-  credits: number;
-  /** Wallet total after this entry. */
-  balance: number;
-  product?: Product;
-  plan?: Plan;
-  requestId?: string;
-  keyId?: string;
-  /** Credits taken from (or returned to) each lot: [lot id, credits]. */
-  lots?: [number, number][];
-  /** Marketplace: billed requests (+1 a call, −1 a refund) and the overage price they cost. */
-  units?: number;
-  overageMicros?: number;
-  /** A debit's refund, and the debit a refund reverses. */
-  refundedBy?: number;
-  refundOf?: number;
-  note?: string;
-}
 
 /** What a charge did: shown in X-Credits-Charged / X-Credits-Remaining, reversed by `refund`. */
 export interface Charge {
@@ -101,111 +72,116 @@ export interface Charge {
   credits: number;
   /** Wallet total after the charge; null for the operator (no limit). */
   remaining: number | null;
-}
-
-export interface PeriodView {
-  start: number;
-  end: number;
-}
-
-/** [start, end) of the month-long period containing `now`, months counted from `anchor` (UTC). */
-export function periodOf(anchor: number, now: number): PeriodView {
-  const a = new Date(anchor);
-  const at = (k: number): number => {
-    const y = a.getUTCFullYear();
-    const m = a.getUTCMonth() + k;
-    // The anchor's day, clamped to the month's last day (Jan 31 → Feb 28 → Mar 31).
-    const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-    return Date.UTC(y, m, Math.min(a.getUTCDate(), last), a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds());
-  };
-  const n = new Date(now);
-  let k = (n.getUTCFullYear() - a.getUTCFullYear()) * 12 + (n.getUTCMonth() - a.getUTCMonth());
-  if (at(k) > now) k--;
-  k = Math.max(0, k);
-  return { start: at(k), end: at(k + 1) };
+  /** The debit entry, which a refund reverses. */
+  readonly debit?: LedgerEntry;
 }
 
 const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
-const total = (lots: Lot[]): number => lots.reduce((a, l) => a + l.credits, 0);
-const live = (l: Lot, now: number) => l.expiresAt === null || l.expiresAt > now;
-const emptyState = (): AccountState => ({ lots: [], seq: 0, usage: {} });
 
-const cloneState = (s: AccountState): AccountState => ({ lots: s.lots.map((l) => ({ ...l })), seq: s.seq, usage: { ...s.usage } });
-
-/** Accounts whose state the request path keeps in memory (a cache: dropped wholesale past this). */
+/** How far a change outside the request path moves the head: past every append in flight. */
+const JUMP = 2 ** 24;
+/**
+ * Entries the writer commits between background folds, and the most one fold takes: a fold
+ * writes a page or two of the view for each account it touches, so the more entries each
+ * account has in it, the fewer pages an entry costs.
+ */
+const FOLD_AFTER = 65_536;
+const FOLD_MAX = 262_144;
+/** Accounts whose state the writer keeps in memory; past this, a fold drops the idle ones. */
 const WORKING_ACCOUNTS_MAX = 100_000;
+/** A request-path change computed again this often (the journal kept moving) before 503. */
+const ATTEMPTS = 5;
+/**
+ * Batches in flight at once: the next one commits while the one before waits for its fsync.
+ * Safe because each is conditional on the head the one before sets.
+ */
+const BATCHES_IN_FLIGHT = 2;
 
-/** Bumped by every change made outside the request path (CLI, admin): caches of plans and wallets are dropped. */
-const EPOCH_KEY = 'billingEpoch';
+interface Working {
+  state: AccountState;
+  /** The position of this account's newest record, and its changes not yet committed. */
+  lastPos: number;
+  inflight: number;
+}
 
 export class Billing {
-  readonly accounts: Database<AccountRecord, string>;
-  /** Versioned: the request path writes a state only if no other process changed it meanwhile. */
-  readonly states: Database<AccountState, string>;
-  readonly subs: Database<Subscription, [string, string]>;
-  readonly ledger: Database<LedgerEntry, [string, number]>;
-  /**
-   * The request path's working copies: states by account (with their LMDB version) and plans.
-   * This process's own charges keep them current; anything else bumps the epoch.
-   */
-  readonly #states = new Map<string, { state: AccountState; version: number }>();
-  readonly #subs = new Map<string, Subscription | null>();
+  readonly #t: BillingTables;
+  readonly #view: LedgerView;
+  /** Set by this process's first append: it owns the journal until a change elsewhere moves the head. */
+  #writer = false;
+  /** The head version the next append expects: the position of the newest record appended. */
+  #head = 0;
+  /** Moves whenever the in-memory states are dropped: a change computed before is computed again. */
+  #generation = 0;
+  /** A commit failed: what the writer holds may be ahead of LMDB. */
+  #stale = false;
+  /** The writer's states by account (readers read LMDB each time: another process is writing). */
+  readonly #working = new Map<string, Working>();
+  /** Subscriptions by account, then product (null: none). */
+  readonly #subs = new Map<string, Map<Product, Subscription | null>>();
   readonly #periods = new Map<number, PeriodView>();
-  #epoch = -1;
+  readonly #refunded = new WeakSet<LedgerEntry>();
+  /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
+  readonly #committing: Batch[] = [];
+  #gathering: Batch | null = null;
+  #unfolded = 0;
+  #folding: Promise<number> | null = null;
+  /**
+   * The journal records past the view's fold that hold each account's entries, indexed up to
+   * `#tailTo`: a state or a ledger read takes those, not a scan of the whole tail.
+   */
+  readonly #tail = new Map<string, number[]>();
+  #tailTo = 0;
+  /** The fold worker (started by the first background fold). */
+  #pool: Piscina | null = null;
 
   constructor(
     readonly store: Store,
     readonly clock: () => number = Date.now,
+    readonly log?: Logger,
   ) {
-    this.accounts = store.root.openDB({ name: 'accounts' });
-    this.states = store.root.openDB({ name: 'accountState', useVersions: true });
-    this.subs = store.root.openDB({ name: 'subs' });
-    this.ledger = store.root.openDB({ name: 'ledger' });
+    this.#t = openBillingTables(store);
+    this.#view = new LedgerView(LedgerView.beside(store));
+    store.root.transactionSync(() => {
+      if (!this.#t.heads.getEntry(HEAD)) this.#t.heads.putSync(HEAD, null, 0);
+    });
+    this.#head = this.#headVersion();
+    // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
+    const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
+    if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
+    this.#tailTo = folded;
   }
 
-  /**
-   * A new account: 250 free credits (never expiring), every credit product on the free plan
-   * and the marketplace on its Free plan.
-   */
+  /** A new account: 250 free credits (never expiring), every credit product on the free plan, the marketplace on Free. */
   createAccount(name: string | null = null): AccountRecord {
     const now = this.clock();
     const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now };
-    this.store.root.transactionSync(() => {
-      this.accounts.putSync(account.id, account);
+    return this.#exclusive((out) => {
+      this.#t.accounts.putSync(account.id, account);
       const state = emptyState();
-      const out: LedgerEntry[] = [];
       for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
-      this.#addLot(state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
-      this.#writeSync(account.id, state, 0, out);
+      this.#addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
+      return account;
     });
-    return account;
   }
 
   /** A customer account (never the operator's). */
   account(id: string): AccountRecord | undefined {
-    return id === OPERATOR ? undefined : this.accounts.get(id);
+    return id === OPERATOR ? undefined : this.#t.accounts.get(id);
   }
 
   #mustAccount(id: string): AccountRecord {
-    const a = id === OPERATOR ? undefined : this.accounts.get(id);
+    const a = this.account(id);
     if (!a) throw new AppError('not_found', id === OPERATOR ? 'the operator account has no wallet or plans' : `no account ${id}`);
     return a;
   }
 
-  /** Drops the working copies when another process (or a CLI call here) changed plans or wallets. */
-  #checkEpoch(): void {
-    const epoch = (this.store.meta.get(EPOCH_KEY) as number | undefined) ?? 0;
-    if (epoch === this.#epoch) return;
-    this.#epoch = epoch;
-    this.#states.clear();
-    this.#subs.clear();
-  }
-
   subscription(account: string, product: Product): Subscription | undefined {
-    this.#checkEpoch();
-    const key = `${account}\0${product}`;
-    let sub = this.#subs.get(key);
-    if (sub === undefined) this.#subs.set(key, (sub = this.subs.get([account, product]) ?? null));
+    this.#fresh();
+    let subs = this.#subs.get(account);
+    if (!subs) this.#subs.set(account, (subs = new Map()));
+    let sub = subs.get(product);
+    if (sub === undefined) subs.set(product, (sub = this.#t.subs.get([account, product]) ?? null));
     return sub ?? undefined;
   }
 
@@ -216,78 +192,53 @@ export class Billing {
     }
     return this.#sync(accountId, (account, state, now, out) => {
       if (plan !== 'none') return this.#subscribe(account.id, state, product, plan, now, out);
-      this.subs.removeSync([account.id, product]);
-      this.#entry(state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, total(state.lots), out);
+      this.#t.subs.removeSync([account.id, product]);
+      this.#record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
       return null;
     });
   }
 
   #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number, out: LedgerEntry[]): Subscription {
     const sub: Subscription = { product, plan, since: now };
-    this.subs.putSync([account, product], sub);
-    // A new plan starts a new period with nothing used (no usage entry: the record stays small).
-    delete state.usage[product];
-    this.#entry(state, { kind: 'subscribe', credits: 0, product, plan }, now, total(state.lots), out);
+    this.#t.subs.putSync([account, product], sub);
+    this.#record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
     return sub;
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => this.#addLot(state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
+    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (_account, state, now, out) => this.#addLot(state, 'purchased', credits, null, now, 'buy', out));
+    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
   }
 
-  /** A change outside the request path: one synchronous transaction, and the epoch moves. */
-  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
-    const now = this.clock();
-    return this.store.root.transactionSync(() => {
-      const account = this.#mustAccount(accountId);
-      const stored = this.states.getEntry(account.id);
-      const state = stored ? cloneState(stored.value) : emptyState();
-      const out: LedgerEntry[] = [];
-      const result = f(account, state, now, out);
-      this.#writeSync(account.id, state, stored?.version ?? 0, out);
-      return result;
-    });
-  }
-
-  #writeSync(account: string, state: AccountState, version: number, entries: LedgerEntry[]): void {
-    this.states.putSync(account, state, version + 1);
-    for (const e of entries) this.ledger.putSync([account, e.seq], e);
-    this.store.meta.putSync(EPOCH_KEY, (((this.store.meta.get(EPOCH_KEY) as number | undefined) ?? 0) + 1) as number);
-    this.#states.delete(account);
-    this.#subs.clear();
-  }
-
-  #addLot(state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
+  #addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
     if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
-    this.#expire(state, now, out);
-    const id = state.lots.reduce((m, l) => Math.max(m, l.id), 0) + 1;
-    // Lots are kept in spending order, so a charge walks them as they are.
-    state.lots = spendOrder([...state.lots, { id, kind, credits, granted: credits, expiresAt }]);
-    return this.#entry(state, { kind: entryKind, credits, lots: [[id, credits]], note }, now, total(state.lots), out);
+    this.#expire(account, state, now, out);
+    // The lot is named by its entry's seq: never reused, so a refund finds the lot it took from.
+    const id = state.seq + 1;
+    return this.#record(account, state, { kind: entryKind, credits, lots: [[id, credits]], lot: { kind, expiresAt }, note }, now, out);
   }
 
-  /** Drops expired lots from `state`, each written off in an `expire` entry. */
-  #expire(state: AccountState, now: number, out: LedgerEntry[]): void {
-    if (state.lots.every((l) => live(l, now))) return;
-    let balance = total(state.lots);
+  /** Writes off every expired lot that still holds credits, an `expire` entry each. */
+  #expire(account: string, state: AccountState, now: number, out: LedgerEntry[]): void {
     for (const l of state.lots) {
-      if (live(l, now) || l.credits === 0) continue;
-      balance -= l.credits;
-      this.#entry(state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, balance, out);
+      if (l.credits > 0 && !live(l, now)) {
+        this.#record(account, state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, out);
+        // Recorded: the lot is gone from `state.lots`, which was replaced; start over.
+        return this.#expire(account, state, now, out);
+      }
     }
-    state.lots = state.lots.filter((l) => live(l, now));
   }
 
-  /** A ledger entry with the wallet total after it, numbered by `state` and added to `out` (written by the caller). */
-  #entry(state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, balance: number, out: LedgerEntry[]): LedgerEntry {
-    state.seq += 1;
-    const entry: LedgerEntry = { seq: state.seq, at: now, balance, ...e };
+  /** Numbers an entry, adds it to `state` and to `out` (appended by the caller), and gives it the wallet total after it. */
+  #record(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, out: LedgerEntry[]): LedgerEntry {
+    const entry = { account, seq: state.seq + 1, at: now, ...e, balance: 0 } as JournalEntry;
+    applyEntry(state, entry);
+    entry.balance = total(state.lots);
     out.push(entry);
     return entry;
   }
@@ -301,57 +252,6 @@ export class Billing {
     this.#periods.set(since, fresh);
     return fresh;
   }
-
-  /** The working copy of an account's state (read from LMDB on first use); undefined: no such account. */
-  #working(id: string): { state: AccountState; version: number } | undefined {
-    this.#checkEpoch();
-    let w = this.#states.get(id);
-    if (!w) {
-      const stored = this.states.getEntry(id);
-      if (!stored) return undefined;
-      // A working copy is only a cache of LMDB: past this many accounts, start again.
-      if (this.#states.size >= WORKING_ACCOUNTS_MAX) this.#states.clear();
-      this.#states.set(id, (w = { state: stored.value, version: stored.version ?? 0 }));
-    }
-    return w;
-  }
-
-  /**
-   * Writes a request-path change: the new state and its ledger entries in lmdb's batched
-   * asynchronous commit (calls of one event turn share it; nothing flushes on the event loop),
-   * on condition that the state is still the version it was computed from. Resolves once
-   * committed: false when another process changed the account meanwhile (then retried).
-   */
-  async #commit(id: string, from: { version: number }, state: AccountState, entries: LedgerEntry[]): Promise<boolean> {
-    const version = from.version + 1;
-    this.#states.set(id, { state, version });
-    const ok = await this.states.ifVersion(id, from.version, () => {
-      this.states.put(id, state, version);
-      for (const e of entries) this.ledger.put([id, e.seq], e);
-    });
-    if (!ok) this.#states.delete(id);
-    return ok;
-  }
-
-  /** Runs a request-path change, computed from the working state, until it commits (a few tries). */
-  async #change<T>(id: string, f: (state: AccountState, now: number, out: LedgerEntry[]) => T): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      const now = this.clock();
-      let w = this.#working(id);
-      if (!w && id === OPERATOR) {
-        // The operator's state is made on its first call.
-        this.store.root.transactionSync(() => this.states.getEntry(OPERATOR) ?? this.states.putSync(OPERATOR, emptyState(), 1));
-        w = this.#working(id);
-      }
-      if (!w) throw new AppError('not_found', `no account ${id}`);
-      const state = cloneState(w.state);
-      const out: LedgerEntry[] = [];
-      const result = f(state, now, out); // an AppError here refuses the call: nothing is written
-      if (await this.#commit(id, w, state, out)) return result;
-      if (attempt >= 4) throw new AppError('product_unavailable', 'credits could not be reached: the account kept changing under this call');
-    }
-  }
-
   /**
    * Debits one call of `product` before its handler runs: its price in credits, or one request
    * of the marketplace plan. Rejects with 429 `quota_exceeded` (with Retry-After where waiting
@@ -360,114 +260,374 @@ export class Billing {
    * the subscription the caller has just authorised against (read again when absent).
    */
   charge(accountId: string, product: Product, ctx: { requestId: string; keyId: string }, sub?: Subscription): Promise<Charge> {
+    const { requestId, keyId } = ctx;
     if (accountId === OPERATOR) {
       return this.#change(OPERATOR, (state, now, out) => {
-        const entry = this.#entry(state, { kind: 'debit', credits: 0, product, note: `operator (list price ${creditsOf(product)})`, ...ctx }, now, 0, out);
-        return { account: OPERATOR, seq: entry.seq, credits: 0, remaining: null };
+        const debit = this.#record(OPERATOR, state, { kind: 'debit', credits: 0, product, requestId, keyId, note: `operator (list price ${creditsOf(product)})` }, now, out);
+        return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
-    return this.#change(accountId, (state, now, out) => {
-      const subscription = sub ?? this.subscription(accountId, product);
+    return this.#change(accountId, (state, now, out, attempt) => {
+      const subscription = (attempt === 0 ? sub : undefined) ?? this.subscription(accountId, product);
       if (!subscription) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
       const period = this.#period(subscription.since, now);
-      let usage = state.usage[product];
-      if (!usage || usage.periodStart !== period.start) usage = { periodStart: period.start, used: 0 };
-      let entry: LedgerEntry;
+      const usage = state.usage[product];
+      const used = usage !== undefined && usage.periodStart === period.start ? usage.used : 0;
+      let debit: LedgerEntry;
       if (familyOf(product) === 'marketplace') {
         const plan = MARKETPLACE_PLANS[subscription.plan as MarketplacePlan];
-        if (usage.used >= plan.stop) {
+        if (used >= plan.stop) {
           throw new AppError('quota_exceeded', `the ${subscription.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
             headers: retryAfter(period.end - now),
           });
         }
-        usage = { periodStart: usage.periodStart, used: usage.used + 1 };
-        const overageMicros = usage.used > plan.included ? (plan.overageMicros ?? 0) : 0;
-        entry = this.#entry(state, { kind: 'debit', credits: 0, product, plan: subscription.plan, units: 1, overageMicros, ...ctx }, now, total(state.lots), out);
+        const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
+        debit = this.#record(accountId, state, { kind: 'debit', credits: 0, product, plan: subscription.plan, requestId, keyId, period: period.start, units: 1, overageMicros }, now, out);
       } else {
         const cost = creditsOf(product);
-        this.#expire(state, now, out);
-        const held = total(state.lots);
+        let held = 0;
+        for (const l of state.lots) if (live(l, now)) held += l.credits;
+        // Refused before anything is recorded: the state is left as it was.
         if (held < cost) throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
+        this.#expire(accountId, state, now, out);
         const taken: [number, number][] = [];
         let due = cost;
         for (const lot of state.lots) {
           const take = Math.min(due, lot.credits);
           if (take === 0) continue;
-          lot.credits -= take;
           due -= take;
           taken.push([lot.id, take]);
           if (due === 0) break;
         }
-        usage = { periodStart: usage.periodStart, used: usage.used + 1 };
-        entry = this.#entry(state, { kind: 'debit', credits: -cost, product, plan: subscription.plan, lots: taken, ...ctx }, now, total(state.lots), out);
+        debit = this.#record(accountId, state, { kind: 'debit', credits: -cost, product, plan: subscription.plan, requestId, keyId, period: period.start, lots: taken }, now, out);
       }
-      state.usage[product] = usage;
-      return { account: accountId, seq: entry.seq, credits: 0 - entry.credits, remaining: entry.balance };
+      return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });
   }
 
-  /** Reverses a charge (a 5xx, or a request refused after it was charged). Idempotent. */
+  /** Reverses a charge (a 5xx, or a request refused after it was charged). A charge is refunded once. */
   async refund(charge: Charge, reason: string): Promise<Charge> {
-    if (charge.seq === null) return { ...charge, credits: 0 };
     const id = charge.account;
     const remaining = (s: AccountState, now: number) => (id === OPERATOR ? null : total(s.lots.filter((l) => live(l, now))));
-    return this.#change(id, (state, now, out) => {
-      const debit = this.ledger.get([id, charge.seq!]);
-      if (!debit || debit.kind !== 'debit' || debit.refundedBy !== undefined) return { ...charge, credits: 0, remaining: remaining(state, now) };
-      const returned: [number, number][] = [];
-      let lost = 0;
-      for (const [lotId, credits] of debit.lots ?? []) {
-        const lot = state.lots.find((l) => l.id === lotId);
-        // A lot that expired since stays expired: its credits are not returned.
-        if (lot && live(lot, now)) {
-          lot.credits += credits;
-          returned.push([lotId, credits]);
-        } else lost += credits;
+    const d = charge.debit;
+    if (charge.seq === null || !d) return { ...charge, credits: 0 };
+    if (this.#refunded.has(d)) return { ...charge, credits: 0, remaining: id === OPERATOR ? null : this.balance(id) };
+    this.#refunded.add(d);
+    try {
+      return await this.#change(id, (state, now, out) => {
+        const returned: [number, number][] = [];
+        let lost = 0;
+        for (const [lotId, credits] of d.lots ?? []) {
+          const lot = state.lots.find((l) => l.id === lotId);
+          // A lot that expired since stays expired: its credits are not returned.
+          if (lot && live(lot, now)) returned.push([lotId, credits]);
+          else lost += credits;
+        }
+        const units = d.units ? { units: -1, overageMicros: -(d.overageMicros ?? 0) } : {};
+        this.#record(id, state, { kind: 'refund', credits: -d.credits - lost, product: d.product, requestId: d.requestId, period: d.period, lots: returned, refundOf: d.seq, note: reason, ...units }, now, out);
+        return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state, now) };
+      });
+    } catch (e) {
+      this.#refunded.delete(d);
+      throw e;
+    }
+  }
+
+  /**
+   * The request path: computes a change from the account's state in memory (`decide` records
+   * its entries, or throws an AppError to refuse the call with nothing recorded), appends the
+   * entries to the journal and resolves once they are committed. When the journal moved under
+   * it (a change elsewhere), the writer reloads and the change is computed again.
+   */
+  async #change<T>(id: string, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      // A change made elsewhere since is found by the append, which then fails: no read here.
+      if (!this.#writer) this.#take();
+      else if (this.#stale) this.#reload();
+      const generation = this.#generation;
+      const w = this.#workingOf(id);
+      if (!w) throw new AppError('not_found', `no account ${id}`);
+      const out: LedgerEntry[] = [];
+      const result = decide(w.state, this.clock(), out, attempt);
+      if (out.length === 0) return result;
+      // `decide` read a subscription, and that can reload: then `w` is a dropped copy.
+      if (generation !== this.#generation) continue;
+      w.inflight++;
+      try {
+        if (await this.#enqueue(w, out)) return result;
+      } finally {
+        w.inflight--;
       }
-      const usage = debit.product ? state.usage[debit.product] : undefined;
-      if (usage && usage.periodStart <= debit.at && usage.used > 0) state.usage[debit.product!] = { ...usage, used: usage.used - 1 };
-      const entry = this.#entry(
-        state,
-        { kind: 'refund', credits: -debit.credits - lost, product: debit.product, lots: returned, refundOf: debit.seq, requestId: debit.requestId, note: reason, ...(debit.units ? { units: -1, overageMicros: -(debit.overageMicros ?? 0) } : {}) },
-        now,
-        total(state.lots),
-        out,
+      if (generation === this.#generation) this.#reload();
+    }
+    throw new AppError('product_unavailable', 'credits could not be reached: the account kept changing under this call');
+  }
+
+  /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
+  #enqueue(w: Working, entries: LedgerEntry[]): Promise<boolean> {
+    const b = (this.#gathering ??= new Batch(this.#generation));
+    for (const e of entries) b.entries.push(e as JournalEntry);
+    b.working.push(w);
+    // A new batch with room in flight commits at the end of this turn of the event loop, with
+    // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
+    if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
+    return b.done;
+  }
+
+  /**
+   * Group commit: at most BATCHES_IN_FLIGHT batches committing, and the changes made meanwhile
+   * are the next batch, one journal record conditional on the head. Many calls share one commit
+   * and one fsync instead of queueing one each, and a batch computed on top of one that failed
+   * never lands (the head it expects was never written).
+   */
+  #flush(): void {
+    const b = this.#gathering;
+    if (!b || this.#committing.length >= BATCHES_IN_FLIGHT) return;
+    this.#gathering = null;
+    // Computed on states dropped since (a reload): computed again.
+    if (b.generation !== this.#generation) return b.settle(false);
+    const after = this.#head;
+    const pos = (this.#head = after + 1);
+    for (const w of b.working) w.lastPos = pos;
+    this.#committing.push(b);
+    const next = (ok: boolean) => {
+      this.#committing.splice(this.#committing.indexOf(b), 1);
+      // The batch gathered meanwhile counted this one's entries: it cannot land without them.
+      if (!ok && this.#gathering?.generation === b.generation) {
+        this.#gathering.settle(false);
+        this.#gathering = null;
+      }
+      this.#flush();
+    };
+    this.#t.heads
+      .ifVersion(HEAD, after, () => {
+        this.#t.journal.put(pos, b.entries);
+        this.#t.heads.put(HEAD, null, pos);
+      })
+      .then(
+        (ok) => {
+          if (ok) this.#committed(pos, b.entries);
+          b.settle(ok);
+          next(ok);
+        },
+        (e: unknown) => {
+          // The commit failed: the states in memory count entries LMDB lacks.
+          if (b.generation === this.#generation) this.#stale = true;
+          b.fail(e);
+          next(false);
+        },
       );
-      out.push({ ...debit, refundedBy: entry.seq });
-      return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state, now) };
+  }
+
+  /** Counts a record this process committed at `pos`, in the tail index too when that is current up to it. */
+  #committed(pos: number, entries: JournalEntry[], after = pos - 1): void {
+    // The writer's own records go into the tail index as they land, so a state read after a
+    // reload takes them from there, not from a scan of the journal.
+    if (this.#tailTo === after) {
+      for (const e of entries) {
+        let at = this.#tail.get(e.account);
+        if (!at) this.#tail.set(e.account, (at = []));
+        if (at[at.length - 1] !== pos) at.push(pos);
+      }
+      this.#tailTo = pos;
+    }
+    this.#unfolded += entries.length;
+    if (this.#writer && this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
+  }
+
+  /** Notices a change made elsewhere (the head moved past this process's appends) and reloads. */
+  #fresh(): void {
+    if (this.#stale) return this.#reload();
+    const v = this.#headVersion();
+    if (this.#writer ? v > this.#head : v !== this.#head) this.#reload();
+  }
+
+  /** Drops what this process holds in memory; a writer takes the journal again. */
+  #reload(): void {
+    this.#stale = false;
+    if (this.#writer) return void this.#exclusive(() => undefined);
+    this.#forget();
+    this.#head = this.#headVersion();
+  }
+
+  /** Becomes the journal's writer: another process's appends in flight fail from here on. */
+  #take(): void {
+    this.#exclusive(() => undefined);
+    this.#writer = true;
+  }
+
+  #forget(): void {
+    this.#working.clear();
+    this.#subs.clear();
+    this.#generation++;
+  }
+
+  /**
+   * A change outside the request path: `f` runs in one synchronous transaction of the store and
+   * records its entries in `out`, appended as one record 2^24 past the head, which moves there:
+   * every request-path append in flight then fails and is computed again.
+   */
+  #exclusive<T>(f: (out: LedgerEntry[]) => T): T {
+    let before = 0;
+    let head = 0;
+    const out: LedgerEntry[] = [];
+    const result = this.store.root.transactionSync(() => {
+      out.length = 0;
+      const r = f(out);
+      before = this.#headVersion();
+      head = before + JUMP;
+      if (out.length > 0) this.#t.journal.putSync(head, out as JournalEntry[]);
+      this.#t.heads.putSync(HEAD, null, head);
+      return r;
     });
+    this.#forget();
+    this.#head = head;
+    this.#committed(head, out as JournalEntry[], before);
+    return result;
+  }
+
+  /** A change to one account outside the request path (CLI, admin), computed from LMDB. */
+  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
+    const now = this.clock();
+    return this.#exclusive((out) => {
+      const account = this.#mustAccount(accountId);
+      return f(account, this.#read(account.id), now, out);
+    });
+  }
+
+  #headVersion(): number {
+    return this.#t.heads.getEntry(HEAD)?.version ?? 0;
+  }
+
+  /** An account's state from LMDB: as folded in the view, plus its journal entries since. */
+  #read(id: string): AccountState {
+    const s = this.#view.stateOf(this.#t, id);
+    const state: AccountState = { lots: s.lots, seq: s.seq, usage: s.usage };
+    for (const { pos, entry } of this.#tailOf(id)) if (pos > s.pos) applyEntry(state, entry);
+    return state;
+  }
+
+  /** An account's journal entries past the view's fold, oldest first. */
+  *#tailOf(id: string): Generator<{ pos: number; entry: JournalEntry }> {
+    const folded = this.#view.folded();
+    const head = this.#headVersion();
+    if (head > this.#tailTo) {
+      this.#pruneTail(folded);
+      for (const { pos, entry } of journalAfter(this.#t, Math.max(this.#tailTo, folded))) {
+        let at = this.#tail.get(entry.account);
+        if (!at) this.#tail.set(entry.account, (at = []));
+        if (at[at.length - 1] !== pos) at.push(pos);
+      }
+      this.#tailTo = head;
+    }
+    const at = this.#tail.get(id);
+    if (!at) return;
+    for (const pos of at) if (pos > folded) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
+  }
+
+  /** Drops the tail index's positions the view has folded (they are read from the view now). */
+  #pruneTail(folded: number): void {
+    for (const [id, at] of this.#tail) {
+      let k = 0;
+      while (k < at.length && at[k] <= folded) k++;
+      if (k === at.length) this.#tail.delete(id);
+      else if (k > 0) at.splice(0, k);
+    }
+  }
+
+  /** The state a change is computed from: the writer's in memory, loaded once; a reader's read anew. */
+  #workingOf(id: string): Working | undefined {
+    const w = this.#working.get(id);
+    if (w) return w;
+    if (id !== OPERATOR && !this.#t.accounts.get(id)) return undefined;
+    const fresh: Working = { state: this.#read(id), lastPos: 0, inflight: 0 };
+    if (this.#writer) this.#working.set(id, fresh);
+    return fresh;
+  }
+
+  /**
+   * Folds the journal into the per-account view on the fold worker (off the event loop, under
+   * the view's own lock); resolves with the entries folded. The writer calls it every
+   * FOLD_AFTER entries it commits.
+   */
+  fold(): Promise<number> {
+    if (this.#folding) return this.#folding;
+    this.#unfolded = 0;
+    this.#pool ??= new Piscina({ ...workerFile(import.meta.url, 'fold-worker'), minThreads: 0, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    const task: FoldTask = { store: this.store.path, max: FOLD_MAX };
+    const folding = (this.#pool.run(task) as Promise<{ entries: number; folded: number }>)
+      .then(({ entries, folded }) => {
+        // Read past the worker's commit: a state loaded from here on includes what it folded.
+        this.#view.root.resetReadTxn();
+        this.#pruneTail(folded);
+        if (this.#working.size > WORKING_ACCOUNTS_MAX) {
+          for (const [id, w] of this.#working) if (w.inflight === 0 && w.lastPos <= folded) this.#working.delete(id);
+        }
+        return entries;
+      })
+      .finally(() => {
+        this.#folding = null;
+      });
+    this.#folding = folding;
+    return folding;
+  }
+
+  /** Waits for the commits in flight and folds what is left, so the next start has nothing to fold. */
+  async close(): Promise<void> {
+    while (this.#committing.length > 0 || this.#gathering) await (this.#committing[0] ?? this.#gathering)!.done.catch(() => undefined);
+    await this.#folding?.catch(() => undefined);
+    const pool = this.#pool;
+    this.#pool = null;
+    if (pool) {
+      if (pool.threads.length > 0) await pool.run({ store: this.store.path, max: 0, close: true } satisfies FoldTask);
+      await pool.destroy();
+    }
+    this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
+    await this.#view.close();
   }
 
   /** The credits an account can spend now (expired lots left out), charges still committing included. */
   balance(account: string): number {
+    this.#fresh();
     const now = this.clock();
-    return total((this.#working(account)?.state.lots ?? []).filter((l) => live(l, now)));
+    return total((this.#workingOf(account)?.state.lots ?? []).filter((l) => live(l, now)));
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
   entries(account: string, since = 0, until = Number.POSITIVE_INFINITY): LedgerEntry[] {
-    const out: LedgerEntry[] = [];
-    for (const { value } of this.ledger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
-      if (value.at >= since && value.at < until) out.push(value);
+    const bySeq = new Map<number, LedgerEntry>();
+    const strip = ({ account: _, ...e }: JournalEntry): LedgerEntry => e;
+    for (const { value } of this.#t.legacyLedger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) bySeq.set(value.seq, value);
+    // Folded entries: the view says where in the journal each is.
+    const records = new Map<number, JournalEntry[]>();
+    for (const { value: [pos, i] } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
+      let record = records.get(pos);
+      if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
+      if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));
     }
-    return out;
+    for (const { entry } of this.#tailOf(account)) bySeq.set(entry.seq, strip(entry));
+    const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    // A refund names the debit it reverses; the debit shows it.
+    for (const e of all) if (e.kind === 'refund' && e.refundOf !== undefined) bySeq.get(e.refundOf)!.refundedBy = e.seq;
+    return all.filter((e) => e.at >= since && e.at < until);
   }
 
   /** What GET /v1/account and `newsmatch usage` show. */
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    let state = this.states.get(account.id) ?? emptyState();
-    // Credits that expired since the account's last write are written off now, so the ledger
+    this.#fresh();
+    let state = this.#workingOf(account.id)!.state;
+    // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
-      this.#sync(account.id, (_a, s, at, out) => this.#expire(s, at, out));
-      state = this.states.get(account.id) ?? emptyState();
+      this.#sync(account.id, (_a, s, at, out) => this.#expire(account.id, s, at, out));
+      state = this.#workingOf(account.id)!.state;
     }
     const lots = state.lots.filter((l) => live(l, now));
     const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
     const subscriptions: SubscriptionView[] = [];
-    for (const { value: sub } of this.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] })) {
+    for (const { value: sub } of this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] })) {
       const period = periodOf(sub.since, now);
       const u = state.usage[sub.product];
       const used = u && u.periodStart === period.start ? u.used : 0;
@@ -527,7 +687,18 @@ export interface AccountSummary {
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const KIND_ORDER: Record<LotKind, number> = { subscription: 0, free: 1, purchased: 2 };
-/** Subscription credits first (soonest expiry first), then the free grant, then purchased. */
-const spendOrder = (lots: Lot[]): Lot[] =>
-  [...lots].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.expiresAt ?? Infinity) - (b.expiresAt ?? Infinity) || a.id - b.id);
+/** Changes committed together: one journal record, one promise the calls in it wait on. */
+class Batch {
+  readonly entries: JournalEntry[] = [];
+  readonly working: Working[] = [];
+  readonly done: Promise<boolean>;
+  settle!: (ok: boolean) => void;
+  fail!: (e: unknown) => void;
+
+  constructor(readonly generation: number) {
+    this.done = new Promise<boolean>((resolve, reject) => {
+      this.settle = resolve;
+      this.fail = reject;
+    });
+  }
+}

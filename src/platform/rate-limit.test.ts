@@ -22,6 +22,28 @@ describe('RateLimiter (sliding window)', () => {
     expect(at(12_000).ok).toBe(true);
   });
 
+  it('a plan with a lower quota keeps the newest admissions: no burst at the change', () => {
+    let now = 0;
+    const rl = new RateLimiter(() => now);
+    for (let i = 0; i < 20; i++, now += 10) expect(rl.take('a', { quota: 20, windowS: 1 }).ok).toBe(true);
+    // 20 in the last 200 ms; now 5 a second: full until the 5th newest leaves the window.
+    expect(rl.take('a', { quota: 5, windowS: 1 })).toEqual({ ok: false, remaining: 0, resetS: 1 });
+    now = 150 + 1000; // the 5th newest (at 150 ms) has left
+    expect(rl.take('a', { quota: 5, windowS: 1 }).ok).toBe(true);
+    expect(rl.take('a', { quota: 5, windowS: 1 }).ok).toBe(false);
+    // Back up to 20: the 5 kept carry over, the ring grows.
+    expect(rl.take('a', { quota: 20, windowS: 1 })).toEqual({ ok: true, remaining: 14, resetS: 0 });
+  });
+
+  it('wraps around its ring over many windows', () => {
+    let now = 0;
+    const rl = new RateLimiter(() => now);
+    let admitted = 0;
+    for (let i = 0; i < 1000; i++, now += 100) if (rl.take('a', { quota: 3, windowS: 1 }).ok) admitted++;
+    // 100 s at 10 calls a second under 3 a second: 3 admitted in each second's window.
+    expect(admitted).toBe(300);
+  });
+
   it('writes the IETF fields', () => {
     expect(rateLimitHeaders('credits-free', { quota: 10, windowS: 60 }, { ok: true, remaining: 7, resetS: 0 })).toEqual({
       'ratelimit-policy': '"credits-free";q=10;w=60',

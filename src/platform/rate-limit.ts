@@ -2,8 +2,9 @@
  * Sliding-window rate limits, per process (the spec's limits are per plan; one process serves
  * the API). A window of `quota` requests per `windowS` seconds keeps the times of the last
  * `quota` admitted requests, so it is exact (no burst of 2× at a fixed window's edge) and
- * costs `quota` numbers per limited party. What it answers is what the IETF RateLimit fields
- * (draft-ietf-httpapi-ratelimit-headers) carry: remaining quota and seconds until it refills.
+ * costs `quota` numbers per limited party, in a ring: a call allocates nothing. What it
+ * answers is what the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers) carry:
+ * remaining quota and seconds until it refills.
  */
 import type { Rate } from './products.js';
 
@@ -17,8 +18,16 @@ export interface RateDecision {
 /** Parties whose newest request is older than their window are dropped this often (admissions). */
 const SWEEP_EVERY = 10_000;
 
+/** The admission times of a party's last `times.length` requests at most, oldest at `first`. */
+interface Window {
+  times: Float64Array;
+  first: number;
+  size: number;
+  windowMs: number;
+}
+
 export class RateLimiter {
-  readonly #windows = new Map<string, { times: number[]; windowMs: number }>();
+  readonly #windows = new Map<string, Window>();
   #admissions = 0;
 
   constructor(readonly clock: () => number = Date.now) {}
@@ -28,20 +37,36 @@ export class RateLimiter {
     const now = this.clock();
     const windowMs = rate.windowS * 1000;
     let w = this.#windows.get(party);
-    if (!w || w.windowMs !== windowMs) this.#windows.set(party, (w = { times: [], windowMs }));
+    if (!w || w.windowMs !== windowMs || w.times.length !== rate.quota) this.#windows.set(party, (w = resized(w, rate.quota, windowMs)));
+    const cap = w.times.length;
     const since = now - windowMs;
-    while (w.times.length > 0 && w.times[0] <= since) w.times.shift();
-    while (w.times.length > rate.quota) w.times.shift(); // a plan lowered meanwhile
-    if (w.times.length >= rate.quota) return { ok: false, remaining: 0, resetS: Math.max(1, Math.ceil((w.times[0] + windowMs - now) / 1000)) };
-    w.times.push(now);
+    while (w.size > 0 && w.times[w.first] <= since) {
+      w.first = (w.first + 1) % cap;
+      w.size--;
+    }
+    const refill = () => Math.max(1, Math.ceil((w.times[w.first] + windowMs - now) / 1000));
+    if (w.size >= cap) return { ok: false, remaining: 0, resetS: refill() };
+    w.times[(w.first + w.size) % cap] = now;
+    w.size++;
     if (++this.#admissions % SWEEP_EVERY === 0) this.#sweep(now);
-    const remaining = rate.quota - w.times.length;
-    return { ok: true, remaining, resetS: remaining > 0 ? 0 : Math.max(1, Math.ceil((w.times[0] + windowMs - now) / 1000)) };
+    const remaining = cap - w.size;
+    return { ok: true, remaining, resetS: remaining > 0 ? 0 : refill() };
   }
 
   #sweep(now: number): void {
-    for (const [party, w] of this.#windows) if (w.times.length === 0 || w.times[w.times.length - 1] <= now - w.windowMs) this.#windows.delete(party);
+    for (const [party, w] of this.#windows) {
+      if (w.size === 0 || w.times[(w.first + w.size - 1) % w.times.length] <= now - w.windowMs) this.#windows.delete(party);
+    }
   }
+}
+
+/** A window for a new plan: a party's newest admissions carry over (a plan lowered stays exact). */
+function resized(old: Window | undefined, quota: number, windowMs: number): Window {
+  const w: Window = { times: new Float64Array(quota), first: 0, size: 0, windowMs };
+  if (!old || old.windowMs !== windowMs) return w;
+  const keep = Math.min(old.size, quota);
+  for (let i = old.size - keep; i < old.size; i++) w.times[w.size++] = old.times[(old.first + i) % old.times.length];
+  return w;
 }
 
 /** The IETF fields for one policy: `RateLimit-Policy: "free";q=10;w=60`, `RateLimit: "free";r=3;t=0`. */

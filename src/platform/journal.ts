@@ -1,0 +1,151 @@
+/**
+ * Where billing lives in LMDB: the journal, the ledger of record, in the store (DATA_DIR/lmdb),
+ * and the per-account view folded from it in an environment of its own (DATA_DIR/ledger), so
+ * that folding never holds the store's write lock, which every charge's commit needs.
+ *
+ * DATA_DIR/lmdb (the source of truth):
+ *   accounts       id → AccountRecord                  (the built-in `operator` account is implicit)
+ *   subs           [account id, product] → Subscription
+ *   billingJournal position → JournalEntry[]           every ledger entry, a record per commit, kept
+ *   billingHead    'head', versioned                   the position of the newest record
+ *   ledger, accountState                               the ledger and states of the first layout:
+ *                                                      read as each account's history before its
+ *                                                      first journal entry, never written
+ * DATA_DIR/ledger (derived: rebuilt from the journal when missing):
+ *   entries        [account id, seq] → [journal position, index in the record]
+ *   states         id → FoldedState                    an account's state up to journal position `pos`
+ *   meta           'folded' → position                 the journal is folded up to here
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Store } from '../store/index.js';
+import { applyEntry, emptyState, type AccountState, type LedgerEntry } from './ledger.js';
+import type { Plan, Product } from './products.js';
+
+export interface AccountRecord {
+  id: string;
+  name: string | null;
+  /** Unix ms. Credit periods (what `credits grant` lasts) are months from here. */
+  createdAt: number;
+}
+
+export interface Subscription {
+  product: Product;
+  plan: Plan;
+  /** Unix ms the plan started: its periods are months from here. */
+  since: number;
+}
+
+/** A ledger entry as the journal holds it: with its account (a record holds many accounts' entries). */
+export interface JournalEntry extends LedgerEntry {
+  account: string;
+}
+
+/** A state as folded: up to journal position `pos`. */
+export interface FoldedState extends AccountState {
+  pos: number;
+}
+
+export const HEAD = 'head';
+
+/** The billing tables of the store. */
+export interface BillingTables {
+  store: Store;
+  accounts: Database<AccountRecord, string>;
+  subs: Database<Subscription, [string, string]>;
+  journal: Database<JournalEntry[], number>;
+  heads: Database<null, string>;
+  legacyLedger: Database<LedgerEntry, [string, number]>;
+  legacyStates: Database<AccountState, string>;
+}
+
+export function openBillingTables(store: Store): BillingTables {
+  const { root } = store;
+  return {
+    store,
+    accounts: root.openDB({ name: 'accounts' }),
+    subs: root.openDB({ name: 'subs' }),
+    journal: root.openDB({ name: 'billingJournal' }),
+    heads: root.openDB({ name: 'billingHead', useVersions: true }),
+    legacyLedger: root.openDB({ name: 'ledger' }),
+    legacyStates: root.openDB({ name: 'accountState', useVersions: true }),
+  };
+}
+
+/** The per-account view of the journal, in DATA_DIR/ledger beside the store. */
+export class LedgerView {
+  readonly root: RootDatabase;
+  readonly entries: Database<[number, number], [string, number]>;
+  readonly states: Database<FoldedState, string>;
+  readonly #meta: Database<number, string>;
+
+  constructor(readonly path: string) {
+    fs.mkdirSync(path, { recursive: true });
+    this.root = open({ path, maxDbs: 4, mapSize: 2 ** 34 });
+    this.entries = this.root.openDB({ name: 'entries' });
+    this.states = this.root.openDB({ name: 'states' });
+    this.#meta = this.root.openDB({ name: 'meta' });
+  }
+
+  /** DATA_DIR/ledger for the store at DATA_DIR/lmdb. */
+  static beside(store: Store): string {
+    return path.join(path.dirname(store.path), 'ledger');
+  }
+
+  /** The journal is folded up to this position. */
+  folded(): number {
+    return this.#meta.get('folded') ?? 0;
+  }
+
+  /** The state of `id` as folded, on its first-layout state (or nothing) when the view has none yet. */
+  stateOf(t: BillingTables, id: string): FoldedState {
+    const s = this.states.get(id);
+    if (s) return s;
+    const legacy = t.legacyStates.get(id);
+    return legacy ? { lots: legacy.lots, seq: legacy.seq, usage: legacy.usage, pos: 0 } : { ...emptyState(), pos: 0 };
+  }
+
+  /**
+   * Folds journal records past `folded()` (at least one, then up to `max` entries) into the view,
+   * in one transaction of the view's own environment: the journal entries' positions by account
+   * and seq, and the states they change. Records are read from the store after everything
+   * committed so far; the view's lock keeps two folds from overlapping.
+   */
+  fold(t: BillingTables, max: number): { entries: number; folded: number } {
+    return this.root.transactionSync(() => {
+      const from = this.folded();
+      t.store.refresh();
+      const states = new Map<string, FoldedState>();
+      const moved: { account: string; seq: number; at: [number, number] }[] = [];
+      let last = from;
+      for (const { key: pos, value } of t.journal.getRange({ start: from + 1, end: Number.MAX_SAFE_INTEGER })) {
+        if (moved.length >= max) break;
+        for (let i = 0; i < value.length; i++) {
+          const e = value[i];
+          let s = states.get(e.account);
+          if (!s) states.set(e.account, (s = this.stateOf(t, e.account)));
+          if (pos > s.pos) applyEntry(s, e);
+          moved.push({ account: e.account, seq: e.seq, at: [pos, i] });
+        }
+        last = pos;
+      }
+      if (last === from) return { entries: 0, folded: from };
+      for (const { account, seq, at } of moved) this.entries.putSync([account, seq], at);
+      for (const [id, s] of states) this.states.putSync(id, { lots: s.lots, seq: s.seq, usage: s.usage, pos: last });
+      this.#meta.putSync('folded', last);
+      return { entries: moved.length, folded: last };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+/** Journal entries past `after`, oldest first, with the position of their record. */
+export function* journalAfter(t: BillingTables, after: number): Generator<{ pos: number; entry: JournalEntry }> {
+  for (const { key, value } of t.journal.getRange({ start: after + 1, end: Number.MAX_SAFE_INTEGER })) {
+    for (const entry of value) yield { pos: key, entry };
+  }
+}
