@@ -15,14 +15,14 @@
  * worker thread folds the journal into the per-account view (its own LMDB environment, so the
  * fold never holds the lock every commit needs).
  *
- * Concurrency. The head's version is the position of the newest journal record, and every
- * append of the request path is conditional on it (`ifVersion`): a record lands only if the
- * one before it did. A change made outside the request path (the CLI; this process's own
- * account changes) appends its record 2^24 past the head, in one synchronous transaction: the
- * request path's appends in flight fail, and their writer (one process serves the API) drops
- * what it holds in memory and computes them again from LMDB. A process takes the journal the
- * same way before its first append, so two writers never both append from their own idea of
- * a wallet.
+ * Concurrency (optimistic). The head says which record is the newest: its value is that
+ * record's position, its version a random token drawn for it. Every append is conditional on
+ * the token its writer last saw (`ifVersion`), so a record lands only right after the one its
+ * writer computed it from, and a batch computed on top of one that failed never lands. A
+ * process that loses that race (another process appended: the CLI, a second server) rolls
+ * back the accounts it had changes in flight for, applies the records it missed to what it
+ * holds in memory, and computes its changes again. A change outside the request path (the
+ * CLI) is one synchronous transaction that appends at the head.
  *
  * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
  * grant, then purchased credits, which never expire.
@@ -37,6 +37,7 @@ import type { FoldTask } from './fold-worker.js';
 import {
   HEAD,
   journalAfter,
+  lastRecord,
   LedgerView,
   openBillingTables,
   type AccountRecord,
@@ -78,8 +79,6 @@ export interface Charge {
 
 const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
 
-/** How far a change outside the request path moves the head: past every append in flight. */
-const JUMP = 2 ** 24;
 /**
  * Entries the writer commits between background folds, and the most one fold takes: a fold
  * writes a page or two of the view for each account it touches, so the more entries each
@@ -89,8 +88,11 @@ const FOLD_AFTER = 65_536;
 const FOLD_MAX = 262_144;
 /** Accounts whose state the writer keeps in memory; past this, a fold drops the idle ones. */
 const WORKING_ACCOUNTS_MAX = 100_000;
-/** A request-path change computed again this often (the journal kept moving) before 503. */
-const ATTEMPTS = 5;
+/**
+ * A request-path change computed again this often before 503: each time another process has
+ * appended meanwhile, so a busy CLI script can take a few.
+ */
+const ATTEMPTS = 20;
 /**
  * Batches in flight at once: the next one commits while the one before waits for its fsync.
  * Safe because each is conditional on the head the one before sets.
@@ -98,24 +100,41 @@ const ATTEMPTS = 5;
 const BATCHES_IN_FLIGHT = 2;
 
 interface Working {
+  /** The account's state as LMDB holds it, up to journal position `pos`. */
+  committed: AccountState;
+  pos: number;
+  /** `committed` with this process's changes in flight: what the next change is computed from. */
   state: AccountState;
-  /** The position of this account's newest record, and its changes not yet committed. */
-  lastPos: number;
-  inflight: number;
+  /** This process's changes in flight for the account; while 0, `state` equals `committed`. */
+  pending: number;
 }
+
+/**
+ * A record's token: drawn at random, so that a batch waiting behind one that failed can never
+ * take a record another process wrote at the same position for its predecessor.
+ */
+const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
+
+/** A deep copy: states are updated in place. */
+const copyState = (s: AccountState): AccountState => ({
+  lots: s.lots.map((l) => ({ ...l })),
+  seq: s.seq,
+  usage: Object.fromEntries(Object.entries(s.usage).map(([p, u]) => [p, { ...u }])),
+});
 
 export class Billing {
   readonly #t: BillingTables;
   readonly #view: LedgerView;
-  /** Set by this process's first append: it owns the journal until a change elsewhere moves the head. */
-  #writer = false;
-  /** The head version the next append expects: the position of the newest record appended. */
-  #head = 0;
-  /** Moves whenever the in-memory states are dropped: a change computed before is computed again. */
+  /** The newest record applied to the working states (position, token), and the newest sent. */
+  #pos = 0;
+  #token = 0;
+  #tipPos = 0;
+  #tipToken = 0;
+  /** Moves on every conflict: a change computed before it is computed again. */
   #generation = 0;
-  /** A commit failed: what the writer holds may be ahead of LMDB. */
-  #stale = false;
-  /** The writer's states by account (readers read LMDB each time: another process is writing). */
+  /** Set by this process's first request-path change: from then on it keeps working states. */
+  #serving = false;
+  /** The working states by account (a process that only reads reads LMDB each time). */
   readonly #working = new Map<string, Working>();
   /** Subscriptions by account, then product (null: none). */
   readonly #subs = new Map<string, Map<Product, Subscription | null>>();
@@ -143,9 +162,11 @@ export class Billing {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
     store.root.transactionSync(() => {
-      if (!this.#t.heads.getEntry(HEAD)) this.#t.heads.putSync(HEAD, null, 0);
+      if (typeof this.#t.heads.get(HEAD) !== 'number') this.#t.heads.putSync(HEAD, lastRecord(this.#t), newToken());
     });
-    this.#head = this.#headVersion();
+    ({ pos: this.#pos, token: this.#token } = this.#headOf());
+    this.#tipPos = this.#pos;
+    this.#tipToken = this.#token;
     // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
     const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
     if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
@@ -336,38 +357,34 @@ export class Billing {
   /**
    * The request path: computes a change from the account's state in memory (`decide` records
    * its entries, or throws an AppError to refuse the call with nothing recorded), appends the
-   * entries to the journal and resolves once they are committed. When the journal moved under
-   * it (a change elsewhere), the writer reloads and the change is computed again.
+   * entries to the journal and resolves once they are committed. When another process appended
+   * meanwhile, the change is computed again on what it wrote.
    */
   async #change<T>(id: string, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
+    this.#serving = true;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      // A change made elsewhere since is found by the append, which then fails: no read here.
-      if (!this.#writer) this.#take();
-      else if (this.#stale) this.#reload();
       const generation = this.#generation;
       const w = this.#workingOf(id);
       if (!w) throw new AppError('not_found', `no account ${id}`);
       const out: LedgerEntry[] = [];
       const result = decide(w.state, this.clock(), out, attempt);
       if (out.length === 0) return result;
-      // `decide` read a subscription, and that can reload: then `w` is a dropped copy.
+      // `decide` read a subscription, which can catch up: then `w` may have been rolled back.
       if (generation !== this.#generation) continue;
-      w.inflight++;
+      w.pending++;
       try {
         if (await this.#enqueue(w, out)) return result;
       } finally {
-        w.inflight--;
+        w.pending--;
       }
-      if (generation === this.#generation) this.#reload();
     }
-    throw new AppError('product_unavailable', 'credits could not be reached: the account kept changing under this call');
+    throw new AppError('product_unavailable', 'credits could not be reached: the ledger kept changing under this call');
   }
 
   /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
   #enqueue(w: Working, entries: LedgerEntry[]): Promise<boolean> {
     const b = (this.#gathering ??= new Batch(this.#generation));
     for (const e of entries) b.entries.push(e as JournalEntry);
-    b.working.push(w);
     // A new batch with room in flight commits at the end of this turn of the event loop, with
     // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
     if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
@@ -376,54 +393,100 @@ export class Billing {
 
   /**
    * Group commit: at most BATCHES_IN_FLIGHT batches committing, and the changes made meanwhile
-   * are the next batch, one journal record conditional on the head. Many calls share one commit
-   * and one fsync instead of queueing one each, and a batch computed on top of one that failed
-   * never lands (the head it expects was never written).
+   * are the next batch, one journal record conditional on the token of the record before it.
+   * Many calls share one commit and one fsync instead of queueing one each.
    */
   #flush(): void {
     const b = this.#gathering;
     if (!b || this.#committing.length >= BATCHES_IN_FLIGHT) return;
     this.#gathering = null;
-    // Computed on states dropped since (a reload): computed again.
+    // Computed on states rolled back since (a conflict): computed again.
     if (b.generation !== this.#generation) return b.settle(false);
-    const after = this.#head;
-    const pos = (this.#head = after + 1);
-    for (const w of b.working) w.lastPos = pos;
+    const after = this.#tipToken;
+    const pos = (this.#tipPos += 1);
+    const token = (this.#tipToken = newToken());
     this.#committing.push(b);
-    const next = (ok: boolean) => {
+    const next = () => {
       this.#committing.splice(this.#committing.indexOf(b), 1);
-      // The batch gathered meanwhile counted this one's entries: it cannot land without them.
-      if (!ok && this.#gathering?.generation === b.generation) {
-        this.#gathering.settle(false);
-        this.#gathering = null;
-      }
       this.#flush();
     };
     this.#t.heads
       .ifVersion(HEAD, after, () => {
         this.#t.journal.put(pos, b.entries);
-        this.#t.heads.put(HEAD, null, pos);
+        this.#t.heads.put(HEAD, pos, token);
       })
       .then(
         (ok) => {
-          if (ok) this.#committed(pos, b.entries);
+          if (ok) this.#landed(pos, token, b.entries);
+          else this.#conflict(b);
           b.settle(ok);
-          next(ok);
+          next();
         },
         (e: unknown) => {
-          // The commit failed: the states in memory count entries LMDB lacks.
-          if (b.generation === this.#generation) this.#stale = true;
+          // The commit failed: nothing of it is in LMDB.
+          this.#conflict(b);
           b.fail(e);
-          next(false);
+          next();
         },
       );
   }
 
-  /** Counts a record this process committed at `pos`, in the tail index too when that is current up to it. */
-  #committed(pos: number, entries: JournalEntry[], after = pos - 1): void {
-    // The writer's own records go into the tail index as they land, so a state read after a
-    // reload takes them from there, not from a scan of the journal.
-    if (this.#tailTo === after) {
+  /** A record this process appended is committed: its entries count in the committed states. */
+  #landed(pos: number, token: number, entries: JournalEntry[]): void {
+    this.#apply(pos, entries, false);
+    this.#pos = pos;
+    this.#token = token;
+    this.#unfolded += entries.length;
+    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
+  }
+
+  /**
+   * A batch did not land: another process appended first (or the commit failed). Everything
+   * computed on top of it is dropped (the batches behind it in flight cannot land either: they
+   * expect its token), the accounts with changes in flight go back to their committed state,
+   * and the records this process missed are applied.
+   */
+  #conflict(b: Batch): void {
+    if (b.generation !== this.#generation) return;
+    this.#generation++;
+    if (this.#gathering?.generation === b.generation) {
+      this.#gathering.settle(false);
+      this.#gathering = null;
+    }
+    for (const w of this.#working.values()) if (w.pending > 0) w.state = copyState(w.committed);
+    this.#catchUp();
+  }
+
+  /** Applies the records other processes appended since the last one this process applied. */
+  #catchUp(): void {
+    const head = this.#headOf();
+    if (head.token !== this.#token && head.pos > this.#pos) {
+      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#apply(pos, value, true);
+    }
+    this.#pos = this.#tipPos = head.pos;
+    this.#token = this.#tipToken = head.token;
+  }
+
+  /**
+   * Counts a committed record in the working states (`state` too when it was another
+   * process's: this process's own are there already) and in the tail index.
+   */
+  #apply(pos: number, entries: JournalEntry[], foreign: boolean): void {
+    for (const e of entries) {
+      const w = this.#working.get(e.account);
+      if (w && pos > w.pos) {
+        applyEntry(w.committed, e);
+        if (foreign) w.state = w.pending > 0 ? copyState(w.committed) : (applyEntry(w.state, e), w.state);
+      }
+      if (foreign && e.kind === 'subscribe') this.#subs.delete(e.account);
+    }
+    for (const e of entries) {
+      const w = this.#working.get(e.account);
+      if (w && pos > w.pos) w.pos = pos;
+    }
+    // The records go into the tail index as they are applied, so a state read later takes
+    // them from there, not from a scan of the journal.
+    if (this.#tailTo === this.#pos) {
       for (const e of entries) {
         let at = this.#tail.get(e.account);
         if (!at) this.#tail.set(e.account, (at = []));
@@ -431,59 +494,30 @@ export class Billing {
       }
       this.#tailTo = pos;
     }
-    this.#unfolded += entries.length;
-    if (this.#writer && this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
   }
 
-  /** Notices a change made elsewhere (the head moved past this process's appends) and reloads. */
+  /** Notices a change made elsewhere (the head is not the newest record this process knows). */
   #fresh(): void {
-    if (this.#stale) return this.#reload();
-    const v = this.#headVersion();
-    if (this.#writer ? v > this.#head : v !== this.#head) this.#reload();
-  }
-
-  /** Drops what this process holds in memory; a writer takes the journal again. */
-  #reload(): void {
-    this.#stale = false;
-    if (this.#writer) return void this.#exclusive(() => undefined);
-    this.#forget();
-    this.#head = this.#headVersion();
-  }
-
-  /** Becomes the journal's writer: another process's appends in flight fail from here on. */
-  #take(): void {
-    this.#exclusive(() => undefined);
-    this.#writer = true;
-  }
-
-  #forget(): void {
-    this.#working.clear();
-    this.#subs.clear();
-    this.#generation++;
+    // With changes in flight, the conflict they meet applies what others wrote, in order.
+    if (this.#committing.length > 0 || this.#gathering) return;
+    if (this.#headOf().token !== this.#token) this.#catchUp();
   }
 
   /**
    * A change outside the request path: `f` runs in one synchronous transaction of the store and
-   * records its entries in `out`, appended as one record 2^24 past the head, which moves there:
-   * every request-path append in flight then fails and is computed again.
+   * records its entries in `out`, appended as one record at the head.
    */
   #exclusive<T>(f: (out: LedgerEntry[]) => T): T {
-    let before = 0;
-    let head = 0;
-    const out: LedgerEntry[] = [];
-    const result = this.store.root.transactionSync(() => {
-      out.length = 0;
+    return this.store.root.transactionSync(() => {
+      const out: LedgerEntry[] = [];
       const r = f(out);
-      before = this.#headVersion();
-      head = before + JUMP;
-      if (out.length > 0) this.#t.journal.putSync(head, out as JournalEntry[]);
-      this.#t.heads.putSync(HEAD, null, head);
+      if (out.length > 0) {
+        const head = this.#headOf();
+        this.#t.journal.putSync(head.pos + 1, out as JournalEntry[]);
+        this.#t.heads.putSync(HEAD, head.pos + 1, newToken());
+      }
       return r;
     });
-    this.#forget();
-    this.#head = head;
-    this.#committed(head, out as JournalEntry[], before);
-    return result;
   }
 
   /** A change to one account outside the request path (CLI, admin), computed from LMDB. */
@@ -491,29 +525,32 @@ export class Billing {
     const now = this.clock();
     return this.#exclusive((out) => {
       const account = this.#mustAccount(accountId);
-      return f(account, this.#read(account.id), now, out);
+      return f(account, this.#read(account.id).state, now, out);
     });
   }
 
-  #headVersion(): number {
-    return this.#t.heads.getEntry(HEAD)?.version ?? 0;
+  /** The newest journal record: its position and token. */
+  #headOf(): { pos: number; token: number } {
+    const e = this.#t.heads.getEntry(HEAD);
+    return { pos: (e?.value as number | undefined) ?? 0, token: e?.version ?? 0 };
   }
 
-  /** An account's state from LMDB: as folded in the view, plus its journal entries since. */
-  #read(id: string): AccountState {
+  /** An account's state from LMDB: as folded in the view, plus its journal entries since; and the position it is at. */
+  #read(id: string): { state: AccountState; pos: number } {
+    const head = this.#headOf();
     const s = this.#view.stateOf(this.#t, id);
     const state: AccountState = { lots: s.lots, seq: s.seq, usage: s.usage };
-    for (const { pos, entry } of this.#tailOf(id)) if (pos > s.pos) applyEntry(state, entry);
-    return state;
+    for (const { pos, entry } of this.#tailOf(id, head.pos)) if (pos > s.pos) applyEntry(state, entry);
+    return { state, pos: head.pos };
   }
 
-  /** An account's journal entries past the view's fold, oldest first. */
-  *#tailOf(id: string): Generator<{ pos: number; entry: JournalEntry }> {
+  /** An account's journal entries past the view's fold, up to `head`, oldest first. */
+  *#tailOf(id: string, head = this.#headOf().pos): Generator<{ pos: number; entry: JournalEntry }> {
     const folded = this.#view.folded();
-    const head = this.#headVersion();
     if (head > this.#tailTo) {
       this.#pruneTail(folded);
       for (const { pos, entry } of journalAfter(this.#t, Math.max(this.#tailTo, folded))) {
+        if (pos > head) break;
         let at = this.#tail.get(entry.account);
         if (!at) this.#tail.set(entry.account, (at = []));
         if (at[at.length - 1] !== pos) at.push(pos);
@@ -522,7 +559,7 @@ export class Billing {
     }
     const at = this.#tail.get(id);
     if (!at) return;
-    for (const pos of at) if (pos > folded) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
+    for (const pos of at) if (pos > folded && pos <= head) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
   }
 
   /** Drops the tail index's positions the view has folded (they are read from the view now). */
@@ -535,13 +572,14 @@ export class Billing {
     }
   }
 
-  /** The state a change is computed from: the writer's in memory, loaded once; a reader's read anew. */
+  /** The state a change is computed from: a serving process's in memory, loaded once; otherwise read anew. */
   #workingOf(id: string): Working | undefined {
     const w = this.#working.get(id);
     if (w) return w;
     if (id !== OPERATOR && !this.#t.accounts.get(id)) return undefined;
-    const fresh: Working = { state: this.#read(id), lastPos: 0, inflight: 0 };
-    if (this.#writer) this.#working.set(id, fresh);
+    const { state, pos } = this.#read(id);
+    const fresh: Working = { committed: state, pos, state: copyState(state), pending: 0 };
+    if (this.#serving) this.#working.set(id, fresh);
     return fresh;
   }
 
@@ -560,9 +598,8 @@ export class Billing {
         // Read past the worker's commit: a state loaded from here on includes what it folded.
         this.#view.root.resetReadTxn();
         this.#pruneTail(folded);
-        if (this.#working.size > WORKING_ACCOUNTS_MAX) {
-          for (const [id, w] of this.#working) if (w.inflight === 0 && w.lastPos <= folded) this.#working.delete(id);
-        }
+        // A state dropped here is read again from LMDB when next needed.
+        if (this.#working.size > WORKING_ACCOUNTS_MAX) for (const [id, w] of this.#working) if (w.pending === 0) this.#working.delete(id);
         return entries;
       })
       .finally(() => {
@@ -622,7 +659,8 @@ export class Billing {
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
       this.#sync(account.id, (_a, s, at, out) => this.#expire(account.id, s, at, out));
-      state = this.#workingOf(account.id)!.state;
+      this.#fresh();
+      state = this.#read(account.id).state;
     }
     const lots = state.lots.filter((l) => live(l, now));
     const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
@@ -690,7 +728,6 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 /** Changes committed together: one journal record, one promise the calls in it wait on. */
 class Batch {
   readonly entries: JournalEntry[] = [];
-  readonly working: Working[] = [];
   readonly done: Promise<boolean>;
   settle!: (ok: boolean) => void;
   fail!: (e: unknown) => void;

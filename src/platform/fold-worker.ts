@@ -30,5 +30,12 @@ export default async function fold({ store, max, close }: FoldTask): Promise<{ e
     const s = new Store(store);
     opened = { path: store, tables: openBillingTables(s), view: new LedgerView(LedgerView.beside(s)) };
   }
-  return opened.view.fold(opened.tables, max);
+  try {
+    return opened.view.fold(opened.tables, max);
+  } finally {
+    // Let go of the snapshots read: an idle thread's read transaction would keep LMDB from
+    // reusing every page freed after it, and the store would grow by each commit's pages.
+    opened.tables.store.refresh();
+    opened.view.root.resetReadTxn();
+  }
 }

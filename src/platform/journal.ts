@@ -7,7 +7,7 @@
  *   accounts       id → AccountRecord                  (the built-in `operator` account is implicit)
  *   subs           [account id, product] → Subscription
  *   billingJournal position → JournalEntry[]           every ledger entry, a record per commit, kept
- *   billingHead    'head', versioned                   the position of the newest record
+ *   billingHead    'head' → position of the newest record; its version, a token drawn for that record
  *   ledger, accountState                               the ledger and states of the first layout:
  *                                                      read as each account's history before its
  *                                                      first journal entry, never written
@@ -55,7 +55,7 @@ export interface BillingTables {
   accounts: Database<AccountRecord, string>;
   subs: Database<Subscription, [string, string]>;
   journal: Database<JournalEntry[], number>;
-  heads: Database<null, string>;
+  heads: Database<number, string>;
   legacyLedger: Database<LedgerEntry, [string, number]>;
   legacyStates: Database<AccountState, string>;
 }
@@ -141,6 +141,12 @@ export class LedgerView {
   async close(): Promise<void> {
     await this.root.close();
   }
+}
+
+/** The position of the newest journal record (0: none). */
+export function lastRecord(t: BillingTables): number {
+  for (const key of t.journal.getKeys({ reverse: true, limit: 1 })) return key;
+  return 0;
 }
 
 /** Journal entries past `after`, oldest first, with the position of their record. */
