@@ -12,7 +12,7 @@
  * 1. unmetered (baseline): /bench/v1/sources.
  * 2. metered, operator key: /v1/sources with a Bearer key of the operator account, recorded in
  *    the ledger at price 0 (no wallet, no rate limit).
- * 3. metered, customer keys: /v1/sources with the keys of BENCH_ACCOUNTS (default 1,000) real
+ * 3. metered, customer keys: /v1/sources with the keys of BENCH_ACCOUNTS (default 2,000) real
  *    accounts, each on the `mega` plan (20 requests/s) with 10,000,000 purchased credits, the
  *    requests spread round-robin over the keys so the plans' rate limits (20/s × accounts)
  *    stay above what the server can answer: every call is authorised against its
@@ -158,7 +158,7 @@ if (process.argv[2] === 'serve') {
   if (levels.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_CONNECTIONS: a comma-separated list of connection counts, got ${process.env.BENCH_CONNECTIONS}`);
   const duration = envInt('BENCH_DURATION', 3);
   const rounds = envInt('BENCH_ROUNDS', 5);
-  const accounts = envInt('BENCH_ACCOUNTS', 1000);
+  const accounts = envInt('BENCH_ACCOUNTS', 2000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-metering-'));
   const { child, ask } = forkServer(fileURLToPath(import.meta.url), ['serve', dir, String(accounts)]);
   try {

@@ -472,28 +472,29 @@ export class Billing {
    * process's: this process's own are there already) and in the tail index.
    */
   #apply(pos: number, entries: JournalEntry[], foreign: boolean): void {
+    const working = this.#working;
+    // The records go into the tail index as they are applied, so a state read later takes
+    // them from there, not from a scan of the journal.
+    const index = this.#tailTo === this.#pos;
     for (const e of entries) {
-      const w = this.#working.get(e.account);
+      const w = working.get(e.account);
+      // A state read from LMDB after this record was written has it already.
       if (w && pos > w.pos) {
         applyEntry(w.committed, e);
         if (foreign) w.state = w.pending > 0 ? copyState(w.committed) : (applyEntry(w.state, e), w.state);
       }
       if (foreign && e.kind === 'subscribe') this.#subs.delete(e.account);
+      if (index) {
+        const at = this.#tail.get(e.account);
+        if (!at) this.#tail.set(e.account, [pos]);
+        else if (at[at.length - 1] !== pos) at.push(pos);
+      }
     }
     for (const e of entries) {
-      const w = this.#working.get(e.account);
+      const w = working.get(e.account);
       if (w && pos > w.pos) w.pos = pos;
     }
-    // The records go into the tail index as they are applied, so a state read later takes
-    // them from there, not from a scan of the journal.
-    if (this.#tailTo === this.#pos) {
-      for (const e of entries) {
-        let at = this.#tail.get(e.account);
-        if (!at) this.#tail.set(e.account, (at = []));
-        if (at[at.length - 1] !== pos) at.push(pos);
-      }
-      this.#tailTo = pos;
-    }
+    if (index) this.#tailTo = pos;
   }
 
   /** Notices a change made elsewhere (the head is not the newest record this process knows). */

@@ -101,6 +101,10 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
       operator: a.billing.entries(OPERATOR).length,
     });
     const before = snapshot();
+    // The records are the codec's bytes (journal-codec.ts: version 1 first), not msgpack.
+    const raw = a.store.root.openDB({ name: 'billingJournal', encoding: 'binary' });
+    const [last] = raw.getRange({ reverse: true, limit: 1 });
+    expect((last.value as Buffer)[0]).toBe(1);
     // The worker folds what the request path appended (here at once, not after 65,536 entries).
     expect(await a.billing.fold()).toBeGreaterThan(0);
     expect(await a.billing.fold()).toBe(0);

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Store } from '../store/index.js';
+import { journalEncoder } from './journal-codec.js';
 import { applyEntry, emptyState, type AccountState, type LedgerEntry } from './ledger.js';
 import type { Plan, Product } from './products.js';
 
@@ -66,7 +67,8 @@ export function openBillingTables(store: Store): BillingTables {
     store,
     accounts: root.openDB({ name: 'accounts' }),
     subs: root.openDB({ name: 'subs' }),
-    journal: root.openDB({ name: 'billingJournal' }),
+    // lmdb takes a database's own encoder (open.js), though its types list one for the root only.
+    journal: root.openDB({ name: 'billingJournal', encoder: journalEncoder } as { name: string }),
     heads: root.openDB({ name: 'billingHead', useVersions: true }),
     legacyLedger: root.openDB({ name: 'ledger' }),
     legacyStates: root.openDB({ name: 'accountState', useVersions: true }),

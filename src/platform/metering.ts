@@ -11,8 +11,8 @@
 import { AppError } from '../errors.js';
 import type { KeyRecord } from '../store/index.js';
 import { OPERATOR, type Billing, type Charge, type Subscription } from './billing.js';
-import { familyOf, formatRate, rateOf, type Product, type Rate } from './products.js';
-import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
+import { customPolicy, familyOf, formatRate, ratePolicy, type Product, type RatePolicy } from './products.js';
+import type { RateLimiter } from './rate-limit.js';
 
 export interface MeteringOptions {
   /** Products this service does not offer: 503 product_unavailable. */
@@ -54,24 +54,21 @@ export class Metering {
     if (key.scopes && !key.scopes.includes(product)) throw new AppError('forbidden', `this key's scope (${key.scopes.join(', ')}) does not include ${product}`);
     if (key.scheme === 'gateway') {
       if (familyOf(product) !== 'indexed') throw new AppError('forbidden', `${product} is not offered through the gateway: use a Bearer key`);
-      return { product, account: null, keyId: key.id, headers: key.rate ? this.#limit(`g:${key.id}`, 'gateway', key.rate, 'rate_limited') : {} };
+      return { product, account: null, keyId: key.id, headers: key.rate ? this.#limit(key.id, customPolicy('gateway', key.rate), 'rate_limited') : {} };
     }
     const account = key.account ?? OPERATOR;
     if (account === OPERATOR) return { product, account, keyId: key.id, headers: {} };
     const sub = this.billing.subscription(account, product);
     if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
-    // Credit products on one plan share a window (the free plan's 10/min is the account's, as
-    // section 8.1 puts it); the marketplace plan has its own.
-    const pool = familyOf(product) === 'marketplace' ? 'marketplace' : 'credits';
-    const policy = `${pool}-${sub.plan}`;
-    const headers = this.#limit(`a:${account}:${policy}`, policy, rateOf(product, sub.plan), 'quota_exceeded');
+    const headers = this.#limit(account, ratePolicy(product, sub.plan), 'quota_exceeded');
     return { product, account, keyId: key.id, sub, headers };
   }
 
-  #limit(party: string, policy: string, rate: Rate, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
-    const d = this.limiter.take(party, rate);
-    const headers = rateLimitHeaders(policy, rate, d);
-    if (!d.ok) throw new AppError(error, `rate limit of ${formatRate(rate)} reached; retry in ${d.resetS} s`, { headers: { ...headers, 'retry-after': String(d.resetS) } });
+  /** Takes one request from `party`'s window under `policy`: the IETF RateLimit fields, or 429. */
+  #limit(party: string, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
+    const d = this.limiter.take(party, policy.name, policy.rate);
+    const headers = { 'ratelimit-policy': policy.field, ratelimit: `"${policy.name}";r=${d.remaining};t=${d.resetS}` };
+    if (!d.ok) throw new AppError(error, `rate limit of ${formatRate(policy.rate)} reached; retry in ${d.resetS} s`, { headers: { ...headers, 'retry-after': String(d.resetS) } });
     return headers;
   }
 
@@ -95,14 +92,12 @@ export class Metering {
    * Charges an admitted call before its handler. Null for gateway keys. A store that cannot be
    * written (disk full, map full) is 503 product_unavailable: credits could not be reached.
    */
-  async charge(a: Admission, requestId: string): Promise<Charge | null> {
-    if (a.account === null) return null;
-    try {
-      return await this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId }, a.sub);
-    } catch (e) {
+  charge(a: Admission, requestId: string): Promise<Charge | null> {
+    if (a.account === null) return Promise.resolve(null);
+    return this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId }, a.sub).catch((e: unknown) => {
       if (e instanceof AppError) throw e;
       throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
-    }
+    });
   }
 
   refund(c: Charge, reason: string): Promise<Charge> {

@@ -77,6 +77,28 @@ export function rateOf(p: Product, plan: Plan): Rate {
   return CREDIT_PLANS[plan as CreditPlan].rate;
 }
 
+/**
+ * The rate-limit policy a plan of a product puts its calls under: credit products on one plan
+ * share a window (the free plan's 10/min is the account's, as section 8.1 puts it); the
+ * marketplace plan has its own. `field` is its RateLimit-Policy header, the same every call.
+ */
+export interface RatePolicy {
+  name: string;
+  rate: Rate;
+  field: string;
+}
+
+const policy = (name: string, rate: Rate): RatePolicy => ({ name, rate, field: `"${name}";q=${rate.quota};w=${rate.windowS}` });
+const RATE_POLICIES = {
+  credits: Object.fromEntries(Object.entries(CREDIT_PLANS).map(([plan, p]) => [plan, policy(`credits-${plan}`, p.rate)])),
+  marketplace: Object.fromEntries(Object.entries(MARKETPLACE_PLANS).map(([plan, p]) => [plan, policy(`marketplace-${plan}`, p.rate)])),
+} as Record<'credits' | 'marketplace', Record<string, RatePolicy>>;
+
+export const ratePolicy = (p: Product, plan: Plan): RatePolicy => RATE_POLICIES[familyOf(p) === 'marketplace' ? 'marketplace' : 'credits'][plan];
+
+/** A policy of its own (a gateway key's `--rate`). */
+export const customPolicy = policy;
+
 /** "10/min", "5/s". */
 export const formatRate = (r: Rate): string => `${r.quota}/${r.windowS === 1 ? 's' : r.windowS === 60 ? 'min' : `${r.windowS}s`}`;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, rateLimitHeaders } from './rate-limit.js';
+import { ratePolicy } from './products.js';
+import { RateLimiter } from './rate-limit.js';
 
 describe('RateLimiter (sliding window)', () => {
   it('admits quota requests per window, then says when the oldest leaves it', () => {
@@ -8,14 +9,14 @@ describe('RateLimiter (sliding window)', () => {
     const rate = { quota: 3, windowS: 10 };
     const at = (ms: number) => {
       now = 1_000_000 + ms;
-      return rl.take('a', rate);
+      return rl.take('a', 'p', rate);
     };
     expect(at(0)).toEqual({ ok: true, remaining: 2, resetS: 0 });
     expect(at(1_000)).toEqual({ ok: true, remaining: 1, resetS: 0 });
     expect(at(2_000)).toEqual({ ok: true, remaining: 0, resetS: 8 });
     expect(at(4_000)).toEqual({ ok: false, remaining: 0, resetS: 6 });
     // Another party has its own window.
-    expect(rl.take('b', rate).ok).toBe(true);
+    expect(rl.take('b', 'p', rate).ok).toBe(true);
     // No burst at a window edge: at +10 s only the first request has left the window.
     expect(at(10_000)).toEqual({ ok: true, remaining: 0, resetS: 1 });
     expect(at(10_500)).toEqual({ ok: false, remaining: 0, resetS: 1 });
@@ -25,29 +26,29 @@ describe('RateLimiter (sliding window)', () => {
   it('a plan with a lower quota keeps the newest admissions: no burst at the change', () => {
     let now = 0;
     const rl = new RateLimiter(() => now);
-    for (let i = 0; i < 20; i++, now += 10) expect(rl.take('a', { quota: 20, windowS: 1 }).ok).toBe(true);
+    for (let i = 0; i < 20; i++, now += 10) expect(rl.take('a', 'p', { quota: 20, windowS: 1 }).ok).toBe(true);
     // 20 in the last 200 ms; now 5 a second: full until the 5th newest leaves the window.
-    expect(rl.take('a', { quota: 5, windowS: 1 })).toEqual({ ok: false, remaining: 0, resetS: 1 });
+    expect(rl.take('a', 'p', { quota: 5, windowS: 1 })).toEqual({ ok: false, remaining: 0, resetS: 1 });
     now = 150 + 1000; // the 5th newest (at 150 ms) has left
-    expect(rl.take('a', { quota: 5, windowS: 1 }).ok).toBe(true);
-    expect(rl.take('a', { quota: 5, windowS: 1 }).ok).toBe(false);
+    expect(rl.take('a', 'p', { quota: 5, windowS: 1 }).ok).toBe(true);
+    expect(rl.take('a', 'p', { quota: 5, windowS: 1 }).ok).toBe(false);
     // Back up to 20: the 5 kept carry over, the ring grows.
-    expect(rl.take('a', { quota: 20, windowS: 1 })).toEqual({ ok: true, remaining: 14, resetS: 0 });
+    expect(rl.take('a', 'p', { quota: 20, windowS: 1 })).toEqual({ ok: true, remaining: 14, resetS: 0 });
   });
 
   it('wraps around its ring over many windows', () => {
     let now = 0;
     const rl = new RateLimiter(() => now);
     let admitted = 0;
-    for (let i = 0; i < 1000; i++, now += 100) if (rl.take('a', { quota: 3, windowS: 1 }).ok) admitted++;
+    for (let i = 0; i < 1000; i++, now += 100) if (rl.take('a', 'p', { quota: 3, windowS: 1 }).ok) admitted++;
     // 100 s at 10 calls a second under 3 a second: 3 admitted in each second's window.
     expect(admitted).toBe(300);
   });
 
-  it('writes the IETF fields', () => {
-    expect(rateLimitHeaders('credits-free', { quota: 10, windowS: 60 }, { ok: true, remaining: 7, resetS: 0 })).toEqual({
-      'ratelimit-policy': '"credits-free";q=10;w=60',
-      ratelimit: '"credits-free";r=7;t=0',
-    });
+  it('writes the IETF fields: the policy\'s the same every call', () => {
+    expect(ratePolicy('news', 'free')).toEqual({ name: 'credits-free', rate: { quota: 10, windowS: 60 }, field: '"credits-free";q=10;w=60' });
+    expect(ratePolicy('marketplace', 'pro').field).toBe('"marketplace-pro";q=5;w=1');
+    // Credit products on one plan share the policy, so they share a window.
+    expect(ratePolicy('contacts', 'mega')).toBe(ratePolicy('match', 'mega'));
   });
 });
