@@ -10,16 +10,17 @@
  *
  * Rows:
  * 1. unmetered (baseline): /bench/v1/sources.
- * 2. metered, operator key: /v1/sources with a Bearer key of the operator account, recorded in
- *    the ledger at price 0 (no wallet, no rate limit).
+ * 2. metered, operator keys: /v1/sources with BENCH_ACCOUNTS Bearer keys of the operator
+ *    account, recorded in the ledger at price 0 (no wallet, no rate limit).
  * 3. metered, customer keys: /v1/sources with the keys of BENCH_ACCOUNTS (default 2,000) real
  *    accounts, each on the `mega` plan (20 requests/s) with 10,000,000 purchased credits, the
  *    requests spread round-robin over the keys so the plans' rate limits (20/s × accounts)
  *    stay above what the server can answer: every call is authorised against its
  *    subscription, rate-limited, debited from its wallet. A 429 in this row means the
  *    accounts were too few for the rate reached: raise BENCH_ACCOUNTS.
- * Every row sends the same Authorization-rotating requests (the unmetered row rotates over the
- * customer keys too), so the load generator does the same work in every row.
+ * Every row sends requests rotating over as many keys (the unmetered row over the customer
+ * keys), so the load generator and the key check do the same work in every row: one key
+ * used over and over would stay in the CPU's caches and flatter its row.
  *
  * How it measures, on a machine whose neighbours move every absolute number by ±25%:
  * - each row runs BENCH_ROUNDS (default 5) slices of BENCH_DURATION seconds (default 3) at each
@@ -60,7 +61,7 @@ const METERED = '/v1/sources';
 
 interface Ready {
   port: number;
-  operatorSecret: string;
+  operatorSecrets: string[];
   customerSecrets: string[];
   setupMs: number;
 }
@@ -112,7 +113,7 @@ if (process.argv[2] === 'serve') {
     { prefix: '/bench' },
   );
 
-  const operatorSecret = service.keys.create({ scheme: 'bearer', name: 'bench-operator' }).secret;
+  const operatorSecrets = Array.from({ length: Math.max(1, accounts) }, (_, i) => service.keys.create({ scheme: 'bearer', name: `bench-operator-${i}` }).secret);
   const customerIds: string[] = [];
   const customerSecrets: string[] = [];
   // One write transaction for all the accounts (each call nests its own): setup in
@@ -151,7 +152,7 @@ if (process.argv[2] === 'serve') {
         .then(() => process.exit(0));
     }
   });
-  const ready: Ready = { port, operatorSecret, customerSecrets, setupMs: performance.now() - t0 };
+  const ready: Ready = { port, operatorSecrets, customerSecrets, setupMs: performance.now() - t0 };
   process.send!(ready);
 } else {
   const levels = (process.env.BENCH_CONNECTIONS ?? '16,64,256').split(',').map(Number);
@@ -168,8 +169,8 @@ if (process.argv[2] === 'serve') {
 
     // Both routes answer the same body; the metered one charges.
     const get = (p: string, secret: string) => fetch(base + p, { headers: { authorization: `Bearer ${secret}` } });
-    const plain = await get(UNMETERED, ready.operatorSecret);
-    const charged = await get(METERED, ready.customerSecrets[0] ?? ready.operatorSecret);
+    const plain = await get(UNMETERED, ready.operatorSecrets[0]);
+    const charged = await get(METERED, ready.customerSecrets[0] ?? ready.operatorSecrets[0]);
     const [plainBody, chargedBody] = [await plain.text(), await charged.text()];
     if (plain.status !== 200 || charged.status !== 200 || plainBody !== chargedBody) {
       throw new Error(`the routes differ: ${plain.status} ${plainBody.slice(0, 200)} vs ${charged.status} ${chargedBody.slice(0, 200)}`);
@@ -199,9 +200,9 @@ if (process.argv[2] === 'serve') {
       /** 2xx of every slice and warm-up: what the ledger should hold. */
       ok: number;
     }
-    const customers = ready.customerSecrets.length > 0 ? ready.customerSecrets : [ready.operatorSecret];
+    const customers = ready.customerSecrets.length > 0 ? ready.customerSecrets : ready.operatorSecrets;
     const row = (name: string, p: string, secrets: string[]): Row => ({ name, path: p, secrets, slices: new Map(levels.map((c) => [c, []])), ok: 0 });
-    const rows: Row[] = [row(`unmetered ${UNMETERED} (baseline)`, UNMETERED, customers), row(`metered ${METERED}, operator key`, METERED, [ready.operatorSecret])];
+    const rows: Row[] = [row(`unmetered ${UNMETERED} (baseline)`, UNMETERED, customers), row(`metered ${METERED}, ${ready.operatorSecrets.length} operator keys`, METERED, ready.operatorSecrets)];
     if (accounts > 0) rows.push(row(`metered ${METERED}, ${accounts} customer keys`, METERED, ready.customerSecrets));
     const [unmetered, operator] = rows;
     const customer = rows[2];

@@ -19,9 +19,9 @@
  * record's position, its version a random token drawn for it. Every append is conditional on
  * the token its writer last saw (`ifVersion`), so a record lands only right after the one its
  * writer computed it from, and a batch computed on top of one that failed never lands. A
- * process that loses that race (another process appended: the CLI, a second server) rolls
- * back the accounts it had changes in flight for, applies the records it missed to what it
- * holds in memory, and computes its changes again. A change outside the request path (the
+ * process that loses that race (another process appended: the CLI, a second server) reads
+ * the accounts it had changes in flight for again from LMDB, applies the records it missed to
+ * the others it holds in memory, and computes its changes again. A change outside the request path (the
  * CLI) is one synchronous transaction that appends at the head.
  *
  * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
@@ -100,27 +100,15 @@ const ATTEMPTS = 20;
 const BATCHES_IN_FLIGHT = 2;
 
 interface Working {
-  /** The account's state as LMDB holds it, up to journal position `pos`. */
-  committed: AccountState;
-  pos: number;
-  /** `committed` with this process's changes in flight: what the next change is computed from. */
+  /** The account's state with this process's changes in flight: what the next change is computed from. */
   state: AccountState;
-  /** This process's changes in flight for the account; while 0, `state` equals `committed`. */
+  /** The journal position the state counts every committed record up to. */
+  pos: number;
+  /** This process's changes in flight for the account; while 0, `state` is what LMDB holds. */
   pending: number;
 }
 
-/**
- * A record's token: drawn at random, so that a batch waiting behind one that failed can never
- * take a record another process wrote at the same position for its predecessor.
- */
 const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
-
-/** A deep copy: states are updated in place. */
-const copyState = (s: AccountState): AccountState => ({
-  lots: s.lots.map((l) => ({ ...l })),
-  seq: s.seq,
-  usage: Object.fromEntries(Object.entries(s.usage).map(([p, u]) => [p, { ...u }])),
-});
 
 export class Billing {
   readonly #t: BillingTables;
@@ -431,7 +419,7 @@ export class Billing {
       );
   }
 
-  /** A record this process appended is committed: its entries count in the committed states. */
+  /** A record this process appended is committed (its entries are in the working states already). */
   #landed(pos: number, token: number, entries: JournalEntry[]): void {
     this.#apply(pos, entries, false);
     this.#pos = pos;
@@ -443,8 +431,7 @@ export class Billing {
   /**
    * A batch did not land: another process appended first (or the commit failed). Everything
    * computed on top of it is dropped (the batches behind it in flight cannot land either: they
-   * expect its token), the accounts with changes in flight go back to their committed state,
-   * and the records this process missed are applied.
+   * expect its token) and the working states catch up with LMDB.
    */
   #conflict(b: Batch): void {
     if (b.generation !== this.#generation) return;
@@ -453,11 +440,14 @@ export class Billing {
       this.#gathering.settle(false);
       this.#gathering = null;
     }
-    for (const w of this.#working.values()) if (w.pending > 0) w.state = copyState(w.committed);
     this.#catchUp();
   }
 
-  /** Applies the records other processes appended since the last one this process applied. */
+  /**
+   * Brings the working states up to the head after a conflict (or a change made elsewhere): an
+   * account with changes in flight is read again from LMDB, which holds every record that
+   * landed and none that did not; the others get the records other processes appended.
+   */
   #catchUp(): void {
     const head = this.#headOf();
     if (head.token !== this.#token && head.pos > this.#pos) {
@@ -465,11 +455,17 @@ export class Billing {
     }
     this.#pos = this.#tipPos = head.pos;
     this.#token = this.#tipToken = head.token;
+    for (const [id, w] of this.#working) {
+      if (w.pending === 0) continue;
+      const read = this.#read(id);
+      w.state = read.state;
+      w.pos = read.pos;
+    }
   }
 
   /**
-   * Counts a committed record in the working states (`state` too when it was another
-   * process's: this process's own are there already) and in the tail index.
+   * Counts a committed record in the working states (only another process's: this process's
+   * own are in them already) and in the tail index.
    */
   #apply(pos: number, entries: JournalEntry[], foreign: boolean): void {
     const working = this.#working;
@@ -477,22 +473,24 @@ export class Billing {
     // them from there, not from a scan of the journal.
     const index = this.#tailTo === this.#pos;
     for (const e of entries) {
-      const w = working.get(e.account);
-      // A state read from LMDB after this record was written has it already.
-      if (w && pos > w.pos) {
-        applyEntry(w.committed, e);
-        if (foreign) w.state = w.pending > 0 ? copyState(w.committed) : (applyEntry(w.state, e), w.state);
+      if (foreign) {
+        const w = working.get(e.account);
+        // A state read from LMDB after this record was written has it already; one with changes
+        // in flight is read again after the catch-up.
+        if (w && pos > w.pos && w.pending === 0) applyEntry(w.state, e);
+        if (e.kind === 'subscribe') this.#subs.delete(e.account);
       }
-      if (foreign && e.kind === 'subscribe') this.#subs.delete(e.account);
       if (index) {
         const at = this.#tail.get(e.account);
         if (!at) this.#tail.set(e.account, [pos]);
         else if (at[at.length - 1] !== pos) at.push(pos);
       }
     }
-    for (const e of entries) {
-      const w = working.get(e.account);
-      if (w && pos > w.pos) w.pos = pos;
+    if (foreign) {
+      for (const e of entries) {
+        const w = working.get(e.account);
+        if (w && pos > w.pos) w.pos = pos;
+      }
     }
     if (index) this.#tailTo = pos;
   }
@@ -579,7 +577,7 @@ export class Billing {
     if (w) return w;
     if (id !== OPERATOR && !this.#t.accounts.get(id)) return undefined;
     const { state, pos } = this.#read(id);
-    const fresh: Working = { committed: state, pos, state: copyState(state), pending: 0 };
+    const fresh: Working = { state, pos, pending: 0 };
     if (this.#serving) this.#working.set(id, fresh);
     return fresh;
   }
@@ -638,10 +636,13 @@ export class Billing {
     for (const { value } of this.#t.legacyLedger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) bySeq.set(value.seq, value);
     // Folded entries: the view says where in the journal each is.
     const records = new Map<number, JournalEntry[]>();
-    for (const { value: [pos, i] } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
-      let record = records.get(pos);
-      if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
-      if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));
+    for (const { value: at } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
+      for (let k = 0; k < at.length; k += 2) {
+        const [pos, i] = [at[k], at[k + 1]];
+        let record = records.get(pos);
+        if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
+        if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));
+      }
     }
     for (const { entry } of this.#tailOf(account)) bySeq.set(entry.seq, strip(entry));
     const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);

@@ -14,6 +14,7 @@ import { AppError } from '../errors.js';
 import { Store } from '../store/index.js';
 import { ROOT } from '../../test/helpers/cli.js';
 import { Billing, OPERATOR, type Charge } from './billing.js';
+import { LedgerView } from './journal.js';
 import { applyEntry, emptyState, live, total, type LedgerEntry } from './ledger.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-journal-'));
@@ -94,7 +95,8 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
     const ids = Array.from({ length: 20 }, (_, i) => a.billing.createAccount(`v${i}`).id);
     for (const id of ids.slice(0, 10)) a.billing.buy(id, 100);
     await Promise.all(Array.from({ length: 600 }, (_, i) => a.billing.charge(ids[i % 20], i % 3 ? 'news' : 'contacts', ctx(i))));
-    await Promise.all(Array.from({ length: 300 }, (_, i) => a.billing.charge(OPERATOR, 'match', ctx(1000 + i))));
+    // More than a row of the view holds (ENTRIES_PER_ROW, 4,096) for one account.
+    await Promise.all(Array.from({ length: 4500 }, (_, i) => a.billing.charge(OPERATOR, 'match', ctx(1000 + i))));
     const snapshot = () => ({
       ledgers: ids.map((id) => a.billing.entries(id)),
       balances: ids.map((id) => a.billing.balance(id)),
@@ -110,9 +112,14 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
     expect(await a.billing.fold()).toBe(0);
     expect(snapshot()).toEqual(before);
     for (const [k, id] of ids.entries()) expectAddsUp(before.ledgers[k], before.balances[k]);
-    expect(before.operator).toBe(300);
+    expect(before.operator).toBe(4500);
     await a.billing.close();
     await a.store.close();
+    // A row per account per fold, split at ENTRIES_PER_ROW.
+    const view = new LedgerView(path.join(a.dir, 'ledger'));
+    const rows = [...view.entries.getRange({ start: [OPERATOR, 0], end: [OPERATOR, Number.MAX_SAFE_INTEGER] })];
+    expect(rows.map(({ key, value }) => [key[1], value.length / 2])).toEqual([[1, 4096], [4097, 404]]);
+    await view.close();
 
     fs.rmSync(path.join(a.dir, 'ledger'), { recursive: true });
     const b = open('rebuild', clock);
