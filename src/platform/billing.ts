@@ -21,8 +21,8 @@
  * writer computed it from, and a batch computed on top of one that failed never lands. A
  * process that loses that race (another process appended: the CLI, a second server) reads
  * the accounts it had changes in flight for again from LMDB, applies the records it missed to
- * the others it holds in memory, and computes its changes again. A change outside the request path (the
- * CLI) is one synchronous transaction that appends at the head.
+ * the others it holds in memory, and computes its changes again. A change outside the request
+ * path (the CLI) is one synchronous transaction that appends at the head.
  *
  * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
  * grant, then purchased credits, which never expire.
@@ -638,7 +638,8 @@ export class Billing {
     const records = new Map<number, JournalEntry[]>();
     for (const { value: at } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
       for (let k = 0; k < at.length; k += 2) {
-        const [pos, i] = [at[k], at[k + 1]];
+        const pos = at[k];
+        const i = at[k + 1];
         let record = records.get(pos);
         if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
         if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));

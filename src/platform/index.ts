@@ -1,5 +1,4 @@
 export { Billing, FREE_CREDITS, OPERATOR, periodOf, type AccountRecord, type AccountSummary, type Charge, type LedgerEntry } from './billing.js';
-export { applyEntry, type AccountState } from './ledger.js';
 export { fingerprint, IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
 export { KeyStore, type KeyInfo, type KeyScheme } from './keys.js';
 export { Metering, type Admission } from './metering.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { Store } from '../store/index.js';
-import { ROOT } from '../../test/helpers/cli.js';
+import { childEnv, ROOT } from '../../test/helpers/cli.js';
 import { Billing, OPERATOR, type Charge } from './billing.js';
 import { LedgerView } from './journal.js';
 import { applyEntry, emptyState, live, total, type LedgerEntry } from './ledger.js';
@@ -135,7 +135,7 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
 
 /** Starts the billing child on `dir`; resolves once it has opened the store. */
 function child(dir: string, op: 'charge' | 'grant', account: string, count: number, tag: string) {
-  const p = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/billing-child.ts', dir, op, account, String(count), tag], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/billing-child.ts', dir, op, account, String(count), tag], { cwd: ROOT, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   p.stdout.on('data', (d) => (out += d));
