@@ -212,3 +212,32 @@ describe('periods', () => {
     expect(periodOf(jan31, Date.UTC(2027, 0, 1))).toEqual({ start: Date.UTC(2026, 11, 31, 9), end: Date.UTC(2027, 0, 31, 9) });
   });
 });
+
+describe('the accounts held in memory', () => {
+  it('past its limit a fold forgets idle accounts; a call that took an account before is charged to it all the same', async () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-billing-held-'));
+    const s = new Store(path.join(d, 'lmdb'));
+    const b = new Billing(s, () => now, undefined, 2);
+    try {
+      const ids = Array.from({ length: 4 }, () => b.createAccount().id);
+      // Taken as the metering path takes them (authorise), then charged.
+      const taken = ids.map((id) => b.held(id));
+      for (const h of taken) await b.charge(h, 'news', ctx);
+      await b.fold();
+      // Forgotten: the next lookup makes a new record.
+      for (const [i, id] of ids.entries()) expect(b.held(id)).not.toBe(taken[i]);
+      // A call that authorised with the old record before the fold: charged to the account.
+      for (const h of taken) await b.charge(h, 'news', ctx);
+      for (const id of ids) {
+        expect(b.balance(id)).toBe(FREE_CREDITS - 2);
+        const debits = b.entries(id).filter((e) => e.kind === 'debit');
+        expect(debits.map((e) => e.balance)).toEqual([FREE_CREDITS - 1, FREE_CREDITS - 2]);
+      }
+    } finally {
+      await b.close();
+      await s.close();
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+

@@ -45,6 +45,7 @@ import {
   type JournalEntry,
   type Subscription,
 } from './journal.js';
+import type { RateWindows } from './rate-limit.js';
 import { applyEntry, emptyState, live, periodOf, total, type AccountState, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
 import {
   creditsOf,
@@ -77,6 +78,9 @@ export interface Charge {
   readonly debit?: LedgerEntry;
 }
 
+/** The note on an operator's call (recorded at price 0), by product. */
+const OPERATOR_NOTES = Object.fromEntries(PRODUCT_NAMES.map((p) => [p, `operator (list price ${creditsOf(p)})`])) as Record<Product, string>;
+
 const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
 
 /**
@@ -108,6 +112,44 @@ interface Working {
   pending: number;
 }
 
+/** A subscription read, and the period a call of it counts in (computed again when it ends). */
+interface HeldSub extends PeriodView {
+  sub: Subscription;
+  plan: Plan;
+}
+
+/**
+ * What this process holds in memory about one account: found with one lookup a call, which
+ * then reads everything it needs from here (with 2,000 accounts a call's data is out of the
+ * CPU's caches, and a lookup in a map of them costs a few cache misses each).
+ */
+export class Held {
+  /** The working state (see Working), once loaded by a serving process. */
+  state: AccountState | null = null;
+  pos = 0;
+  pending = 0;
+  /** Subscriptions read so far, by product (null: none). */
+  subs: Partial<Record<Product, HeldSub | null>> = {};
+  /**
+   * The journal records past the view's fold that hold the account's entries, indexed up to
+   * `#tailTo`: a state or a ledger read takes those, not a scan of the whole tail.
+   */
+  tail: number[] | null = null;
+  /** The account's rate windows (metering's), kept here so a call finds them with the rest. */
+  windows: RateWindows | null = null;
+  /** Forgotten by the process (an idle account, when it holds too many): a caller takes the new record. */
+  dropped = false;
+
+  constructor(readonly id: string) {}
+}
+
+/** Adds a journal position to an account's tail positions (records come in position order). */
+function addTail(h: Held, pos: number): void {
+  const at = h.tail;
+  if (!at) h.tail = [pos];
+  else if (at[at.length - 1] !== pos) at.push(pos);
+}
+
 const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
 
 export class Billing {
@@ -122,22 +164,18 @@ export class Billing {
   #generation = 0;
   /** Set by this process's first request-path change: from then on it keeps working states. */
   #serving = false;
-  /** The working states by account (a process that only reads reads LMDB each time). */
-  readonly #working = new Map<string, Working>();
-  /** Subscriptions by account, then product (null: none). */
-  readonly #subs = new Map<string, Map<Product, Subscription | null>>();
-  readonly #periods = new Map<number, PeriodView>();
+  /**
+   * What this process holds by account: working states (a process that only reads reads LMDB
+   * each time), subscriptions, tail positions.
+   */
+  readonly #held = new Map<string, Held>();
   readonly #refunded = new WeakSet<LedgerEntry>();
   /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
   readonly #committing: Batch[] = [];
   #gathering: Batch | null = null;
   #unfolded = 0;
   #folding: Promise<number> | null = null;
-  /**
-   * The journal records past the view's fold that hold each account's entries, indexed up to
-   * `#tailTo`: a state or a ledger read takes those, not a scan of the whole tail.
-   */
-  readonly #tail = new Map<string, number[]>();
+  /** The journal position the accounts' `tail` positions are indexed up to. */
   #tailTo = 0;
   /** The fold worker (started by the first background fold). */
   #pool: Piscina | null = null;
@@ -146,6 +184,8 @@ export class Billing {
     readonly store: Store,
     readonly clock: () => number = Date.now,
     readonly log?: Logger,
+    /** Accounts held in memory past which a fold forgets the idle ones (lowered by tests). */
+    readonly heldMax = WORKING_ACCOUNTS_MAX,
   ) {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
@@ -185,13 +225,31 @@ export class Billing {
     return a;
   }
 
-  subscription(account: string, product: Product): Subscription | undefined {
-    this.#fresh();
-    let subs = this.#subs.get(account);
-    if (!subs) this.#subs.set(account, (subs = new Map()));
-    let sub = subs.get(product);
-    if (sub === undefined) subs.set(product, (sub = this.#t.subs.get([account, product]) ?? null));
-    return sub ?? undefined;
+  /** This process's record of an account (made on first sight; see Held). */
+  held(account: string): Held {
+    let h = this.#held.get(account);
+    if (!h) this.#held.set(account, (h = new Held(account)));
+    return h;
+  }
+
+  subscription(account: string | Held, product: Product): Subscription | undefined {
+    return this.#subOf(typeof account === 'string' ? this.held(account) : account, product, this.clock())?.sub;
+  }
+
+  /**
+   * An account's subscription to `product` (null: none) with its period at `now`, read from LMDB
+   * once. `fresh`: notice changes made elsewhere first (a subscribe empties `h.subs`).
+   */
+  #subOf(h: Held, product: Product, now: number, fresh = true): HeldSub | null {
+    if (fresh) this.#fresh();
+    let hs = h.subs[product];
+    if (hs === undefined) {
+      const sub = this.#t.subs.get([h.id, product]);
+      h.subs[product] = hs = sub ? { sub, plan: sub.plan, ...periodOf(sub.since, now) } : null;
+    } else if (hs !== null && !(hs.start <= now && now < hs.end)) {
+      Object.assign(hs, periodOf(hs.sub.since, now));
+    }
+    return hs;
   }
 
   /** Puts an account on a plan of a product (a new period starts now), or `none` to unsubscribe. */
@@ -245,53 +303,53 @@ export class Billing {
 
   /** Numbers an entry, adds it to `state` and to `out` (appended by the caller), and gives it the wallet total after it. */
   #record(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, out: LedgerEntry[]): LedgerEntry {
-    const entry = { account, seq: state.seq + 1, at: now, ...e, balance: 0 } as JournalEntry;
+    return this.#push(state, { account, seq: state.seq + 1, at: now, ...e, balance: 0 } as JournalEntry, out);
+  }
+
+  /** #record of an entry its caller wrote whole (a call's debit: one object, not a copy of one). */
+  #push(state: AccountState, entry: JournalEntry, out: LedgerEntry[]): LedgerEntry {
     applyEntry(state, entry);
     entry.balance = total(state.lots);
     out.push(entry);
     return entry;
   }
 
-  /** periodOf, remembered per anchor until the period ends (every charge asks). */
-  #period(since: number, now: number): PeriodView {
-    const p = this.#periods.get(since);
-    if (p && p.start <= now && now < p.end) return p;
-    const fresh = periodOf(since, now);
-    if (this.#periods.size > 100_000) this.#periods.clear();
-    this.#periods.set(since, fresh);
-    return fresh;
-  }
   /**
    * Debits one call of `product` before its handler runs: its price in credits, or one request
    * of the marketplace plan. Rejects with 429 `quota_exceeded` (with Retry-After where waiting
    * for the next period helps) when the wallet cannot pay or the plan is past its stop. The
-   * operator account has no wallet and no plans: its calls are recorded at price 0. `sub` is
-   * the subscription the caller has just authorised against (read again when absent).
+   * operator account has no wallet and no plans: its calls are recorded at price 0. The
+   * metering path passes the account's record it has authorised with, which saves a lookup.
    */
-  charge(accountId: string, product: Product, ctx: { requestId: string; keyId: string }, sub?: Subscription): Promise<Charge> {
+  charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }): Promise<Charge> {
     const { requestId, keyId } = ctx;
+    // A record dropped since the caller took it (fold): the account's current one.
+    const h = typeof account === 'string' ? this.held(account) : account.dropped ? this.held(account.id) : account;
+    // Authorised with a record a moment ago: its subscription was read fresh then.
+    const authorised = typeof account !== 'string';
+    const accountId = h.id;
     if (accountId === OPERATOR) {
-      return this.#change(OPERATOR, (state, now, out) => {
-        const debit = this.#record(OPERATOR, state, { kind: 'debit', credits: 0, product, requestId, keyId, note: `operator (list price ${creditsOf(product)})` }, now, out);
+      return this.#change(h, (state, now, out) => {
+        const debit = this.#push(state, { account: OPERATOR, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, requestId, keyId, note: OPERATOR_NOTES[product] }, out);
         return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
-    return this.#change(accountId, (state, now, out, attempt) => {
-      const subscription = (attempt === 0 ? sub : undefined) ?? this.subscription(accountId, product);
-      if (!subscription) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const period = this.#period(subscription.since, now);
+    return this.#change(h, (state, now, out, attempt) => {
+      // The subscription and its period, read from one object.
+      const sub = this.#subOf(h, product, now, attempt > 0 || !authorised);
+      if (!sub) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
       const usage = state.usage[product];
-      const used = usage !== undefined && usage.periodStart === period.start ? usage.used : 0;
+      const used = usage !== undefined && usage.periodStart === sub.start ? usage.used : 0;
       let debit: LedgerEntry;
       if (familyOf(product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[subscription.plan as MarketplacePlan];
+        const plan = MARKETPLACE_PLANS[sub.plan as MarketplacePlan];
         if (used >= plan.stop) {
-          throw new AppError('quota_exceeded', `the ${subscription.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(period.end).toISOString()}`, {
-            headers: retryAfter(period.end - now),
+          throw new AppError('quota_exceeded', `the ${sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(sub.end).toISOString()}`, {
+            headers: retryAfter(sub.end - now),
           });
         }
         const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
-        debit = this.#record(accountId, state, { kind: 'debit', credits: 0, product, plan: subscription.plan, requestId, keyId, period: period.start, units: 1, overageMicros }, now, out);
+        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: sub.plan, requestId, keyId, period: sub.start, units: 1, overageMicros }, out);
       } else {
         const cost = creditsOf(product);
         let held = 0;
@@ -308,7 +366,7 @@ export class Billing {
           taken.push([lot.id, take]);
           if (due === 0) break;
         }
-        debit = this.#record(accountId, state, { kind: 'debit', credits: -cost, product, plan: subscription.plan, requestId, keyId, period: period.start, lots: taken }, now, out);
+        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: sub.plan, requestId, keyId, period: sub.start, lots: taken }, out);
       }
       return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });
@@ -323,7 +381,7 @@ export class Billing {
     if (this.#refunded.has(d)) return { ...charge, credits: 0, remaining: id === OPERATOR ? null : this.balance(id) };
     this.#refunded.add(d);
     try {
-      return await this.#change(id, (state, now, out) => {
+      return await this.#change(this.held(id), (state, now, out) => {
         const returned: [number, number][] = [];
         let lost = 0;
         for (const [lotId, credits] of d.lots ?? []) {
@@ -348,12 +406,13 @@ export class Billing {
    * entries to the journal and resolves once they are committed. When another process appended
    * meanwhile, the change is computed again on what it wrote.
    */
-  async #change<T>(id: string, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
+  async #change<T>(h: Held, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
     this.#serving = true;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const generation = this.#generation;
-      const w = this.#workingOf(id);
-      if (!w) throw new AppError('not_found', `no account ${id}`);
+      // Serving: the working state is the held record's.
+      const w = this.#workingOf(h);
+      if (!w) throw new AppError('not_found', `no account ${h.id}`);
       const out: LedgerEntry[] = [];
       const result = decide(w.state, this.clock(), out, attempt);
       if (out.length === 0) return result;
@@ -361,7 +420,7 @@ export class Billing {
       if (generation !== this.#generation) continue;
       w.pending++;
       try {
-        if (await this.#enqueue(w, out)) return result;
+        if (await this.#enqueue(h, out)) return result;
       } finally {
         w.pending--;
       }
@@ -370,9 +429,10 @@ export class Billing {
   }
 
   /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
-  #enqueue(w: Working, entries: LedgerEntry[]): Promise<boolean> {
+  #enqueue(h: Held, entries: LedgerEntry[]): Promise<boolean> {
     const b = (this.#gathering ??= new Batch(this.#generation));
     for (const e of entries) b.entries.push(e as JournalEntry);
+    b.held.push(h);
     // A new batch with room in flight commits at the end of this turn of the event loop, with
     // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
     if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
@@ -405,7 +465,7 @@ export class Billing {
       })
       .then(
         (ok) => {
-          if (ok) this.#landed(pos, token, b.entries);
+          if (ok) this.#landed(pos, token, b);
           else this.#conflict(b);
           b.settle(ok);
           next();
@@ -419,12 +479,18 @@ export class Billing {
       );
   }
 
-  /** A record this process appended is committed (its entries are in the working states already). */
-  #landed(pos: number, token: number, entries: JournalEntry[]): void {
-    this.#apply(pos, entries, false);
+  /**
+   * A record this process appended is committed: its entries are in the working states already,
+   * and go into the accounts' tail positions (through the batch's records: no lookup).
+   */
+  #landed(pos: number, token: number, b: Batch): void {
+    if (this.#tailTo === this.#pos) {
+      for (const h of b.held) addTail(h, pos);
+      this.#tailTo = pos;
+    }
     this.#pos = pos;
     this.#token = token;
-    this.#unfolded += entries.length;
+    this.#unfolded += b.entries.length;
     if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
   }
 
@@ -451,46 +517,35 @@ export class Billing {
   #catchUp(): void {
     const head = this.#headOf();
     if (head.token !== this.#token && head.pos > this.#pos) {
-      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#apply(pos, value, true);
+      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#apply(pos, value);
     }
     this.#pos = this.#tipPos = head.pos;
     this.#token = this.#tipToken = head.token;
-    for (const [id, w] of this.#working) {
-      if (w.pending === 0) continue;
-      const read = this.#read(id);
-      w.state = read.state;
-      w.pos = read.pos;
+    for (const h of this.#held.values()) {
+      if (h.pending === 0 || !h.state) continue;
+      const read = this.#read(h.id);
+      h.state = read.state;
+      h.pos = read.pos;
     }
   }
 
-  /**
-   * Counts a committed record in the working states (only another process's: this process's
-   * own are in them already) and in the tail index.
-   */
-  #apply(pos: number, entries: JournalEntry[], foreign: boolean): void {
-    const working = this.#working;
-    // The records go into the tail index as they are applied, so a state read later takes
+  /** Counts a record another process appended in the working states and the tail positions. */
+  #apply(pos: number, entries: JournalEntry[]): void {
+    // The records go into the tail positions as they are applied, so a state read later takes
     // them from there, not from a scan of the journal.
     const index = this.#tailTo === this.#pos;
     for (const e of entries) {
-      if (foreign) {
-        const w = working.get(e.account);
-        // A state read from LMDB after this record was written has it already; one with changes
-        // in flight is read again after the catch-up.
-        if (w && pos > w.pos && w.pending === 0) applyEntry(w.state, e);
-        if (e.kind === 'subscribe') this.#subs.delete(e.account);
-      }
-      if (index) {
-        const at = this.#tail.get(e.account);
-        if (!at) this.#tail.set(e.account, [pos]);
-        else if (at[at.length - 1] !== pos) at.push(pos);
-      }
+      const h = index ? this.held(e.account) : this.#held.get(e.account);
+      if (!h) continue;
+      // A state read from LMDB after this record was written has it already; one with changes
+      // in flight is read again after the catch-up.
+      if (h.state && pos > h.pos && h.pending === 0) applyEntry(h.state, e);
+      if (e.kind === 'subscribe') h.subs = {};
+      if (index) addTail(h, pos);
     }
-    if (foreign) {
-      for (const e of entries) {
-        const w = working.get(e.account);
-        if (w && pos > w.pos) w.pos = pos;
-      }
+    for (const e of entries) {
+      const h = this.#held.get(e.account);
+      if (h?.state && pos > h.pos) h.pos = pos;
     }
     if (index) this.#tailTo = pos;
   }
@@ -550,36 +605,57 @@ export class Billing {
       this.#pruneTail(folded);
       for (const { pos, entry } of journalAfter(this.#t, Math.max(this.#tailTo, folded))) {
         if (pos > head) break;
-        let at = this.#tail.get(entry.account);
-        if (!at) this.#tail.set(entry.account, (at = []));
-        if (at[at.length - 1] !== pos) at.push(pos);
+        addTail(this.held(entry.account), pos);
       }
       this.#tailTo = head;
     }
-    const at = this.#tail.get(id);
+    const at = this.#held.get(id)?.tail;
     if (!at) return;
     for (const pos of at) if (pos > folded && pos <= head) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
   }
 
   /** Drops the tail index's positions the view has folded (they are read from the view now). */
   #pruneTail(folded: number): void {
-    for (const [id, at] of this.#tail) {
+    for (const h of this.#held.values()) {
+      const at = h.tail;
+      if (!at) continue;
       let k = 0;
       while (k < at.length && at[k] <= folded) k++;
-      if (k === at.length) this.#tail.delete(id);
+      if (k === at.length) h.tail = null;
       else if (k > 0) at.splice(0, k);
     }
   }
 
-  /** The state a change is computed from: a serving process's in memory, loaded once; otherwise read anew. */
-  #workingOf(id: string): Working | undefined {
-    const w = this.#working.get(id);
-    if (w) return w;
-    if (id !== OPERATOR && !this.#t.accounts.get(id)) return undefined;
-    const { state, pos } = this.#read(id);
-    const fresh: Working = { state, pos, pending: 0 };
-    if (this.#serving) this.#working.set(id, fresh);
-    return fresh;
+  /**
+   * The state a change is computed from: a serving process's in memory (the held record,
+   * loaded once), otherwise read anew.
+   */
+  #workingOf(h: Held): Working | undefined {
+    if (h.state) return h as Working;
+    if (h.id !== OPERATOR && !this.#t.accounts.get(h.id)) return undefined;
+    const { state, pos } = this.#read(h.id);
+    if (!this.#serving) return { state, pos, pending: 0 };
+    h.state = state;
+    h.pos = pos;
+    return h as Working;
+  }
+
+  /**
+   * Past `heldMax` held records, forgets the idle accounts' (nothing in flight, rate
+   * windows empty): their states and subscriptions are read again when next needed. A record
+   * whose tail positions are still needed keeps them.
+   */
+  #forgetIdle(): void {
+    if (this.#held.size <= this.heldMax) return;
+    const now = this.clock();
+    for (const [id, h] of this.#held) {
+      if (h.pending > 0 || (h.windows && !h.windows.idle(now))) continue;
+      h.state = null;
+      h.subs = {};
+      if (h.tail) continue;
+      h.dropped = true;
+      this.#held.delete(id);
+    }
   }
 
   /**
@@ -597,8 +673,7 @@ export class Billing {
         // Read past the worker's commit: a state loaded from here on includes what it folded.
         this.#view.root.resetReadTxn();
         this.#pruneTail(folded);
-        // A state dropped here is read again from LMDB when next needed.
-        if (this.#working.size > WORKING_ACCOUNTS_MAX) for (const [id, w] of this.#working) if (w.pending === 0) this.#working.delete(id);
+        this.#forgetIdle();
         return entries;
       })
       .finally(() => {
@@ -626,7 +701,7 @@ export class Billing {
   balance(account: string): number {
     this.#fresh();
     const now = this.clock();
-    return total((this.#workingOf(account)?.state.lots ?? []).filter((l) => live(l, now)));
+    return total((this.#workingOf(this.held(account))?.state.lots ?? []).filter((l) => live(l, now)));
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
@@ -657,7 +732,7 @@ export class Billing {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
     this.#fresh();
-    let state = this.#workingOf(account.id)!.state;
+    let state = this.#workingOf(this.held(account.id))!.state;
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
@@ -731,6 +806,8 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 /** Changes committed together: one journal record, one promise the calls in it wait on. */
 class Batch {
   readonly entries: JournalEntry[] = [];
+  /** The account of each change in it. */
+  readonly held: Held[] = [];
   readonly done: Promise<boolean>;
   settle!: (ok: boolean) => void;
   fail!: (e: unknown) => void;

@@ -51,7 +51,18 @@ function encode(entries: JournalEntry[]): Buffer {
   let o = b.writeUInt8(VERSION, 0);
   o = b.writeUInt32LE(entries.length, o);
   const str = (s: string) => {
-    const n = b.write(s, o + 4, 'utf8');
+    // Ids, names and products are short ASCII: copied here, which is cheaper than a call into
+    // the UTF-8 encoder each; anything else goes to it.
+    let n = 0;
+    if (s.length <= 64) {
+      const at = o + 4;
+      for (; n < s.length; n++) {
+        const c = s.charCodeAt(n);
+        if (c > 0x7f) break;
+        b[at + n] = c;
+      }
+    }
+    if (n < s.length) n = b.write(s, o + 4, 'utf8');
     b.writeUInt32LE(n, o);
     o += 4 + n;
   };

@@ -91,8 +91,13 @@ export function applyEntry(state: AccountState, e: LedgerEntry): void {
     case 'refund': {
       const sign = e.kind === 'debit' ? -1 : 1;
       for (const [id, credits] of e.lots ?? []) {
-        const lot = state.lots.find((l) => l.id === id);
-        if (lot) lot.credits += sign * credits;
+        // Loops, not find/some with a closure: every call of every account comes here.
+        for (const lot of state.lots) {
+          if (lot.id === id) {
+            lot.credits += sign * credits;
+            break;
+          }
+        }
       }
       if (e.product === undefined || e.period === undefined) break;
       // Counted in place: a state outlives many calls, and a new object a call is garbage for each.
@@ -105,7 +110,9 @@ export function applyEntry(state: AccountState, e: LedgerEntry): void {
     }
   }
   // Spent subscription lots past their expiry hold nothing to write off: they just go.
-  if (state.lots.some((l) => l.credits === 0 && !live(l, e.at))) state.lots = state.lots.filter((l) => l.credits !== 0 || live(l, e.at));
+  let spent = false;
+  for (const l of state.lots) if (l.credits === 0 && !live(l, e.at)) spent = true;
+  if (spent) state.lots = state.lots.filter((l) => l.credits !== 0 || live(l, e.at));
 }
 
 export interface PeriodView {

@@ -10,9 +10,9 @@
  */
 import { AppError } from '../errors.js';
 import type { KeyRecord } from '../store/index.js';
-import { OPERATOR, type Billing, type Charge, type Subscription } from './billing.js';
+import { OPERATOR, type Billing, type Charge, type Held } from './billing.js';
 import { customPolicy, familyOf, formatRate, ratePolicy, type Product, type RatePolicy } from './products.js';
-import type { RateLimiter } from './rate-limit.js';
+import { RateWindows, type RateLimiter } from './rate-limit.js';
 
 export interface MeteringOptions {
   /** Products this service does not offer: 503 product_unavailable. */
@@ -27,8 +27,8 @@ export interface Admission {
   /** The account charged, or null for a gateway key. */
   account: string | null;
   keyId: string;
-  /** The subscription authorised against (the charge uses it rather than reading it again). */
-  sub?: Subscription;
+  /** The account's record in billing, found once for the whole call. */
+  held?: Held;
   /** RateLimit-Policy / RateLimit fields, when a limit applies. */
   headers: Record<string, string>;
 }
@@ -58,14 +58,15 @@ export class Metering {
     }
     const account = key.account ?? OPERATOR;
     if (account === OPERATOR) return { product, account, keyId: key.id, headers: {} };
-    const sub = this.billing.subscription(account, product);
+    const held = this.billing.held(account);
+    const sub = this.billing.subscription(held, product);
     if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
-    const headers = this.#limit(account, ratePolicy(product, sub.plan), 'quota_exceeded');
-    return { product, account, keyId: key.id, sub, headers };
+    const headers = this.#limit((held.windows ??= new RateWindows()), ratePolicy(product, sub.plan), 'quota_exceeded');
+    return { product, account, keyId: key.id, held, headers };
   }
 
   /** Takes one request from `party`'s window under `policy`: the IETF RateLimit fields, or 429. */
-  #limit(party: string, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
+  #limit(party: string | RateWindows, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
     const d = this.limiter.take(party, policy.name, policy.rate);
     const headers = { 'ratelimit-policy': policy.field, ratelimit: `"${policy.name}";r=${d.remaining};t=${d.resetS}` };
     if (!d.ok) throw new AppError(error, `rate limit of ${formatRate(policy.rate)} reached; retry in ${d.resetS} s`, { headers: { ...headers, 'retry-after': String(d.resetS) } });
@@ -94,7 +95,7 @@ export class Metering {
    */
   charge(a: Admission, requestId: string): Promise<Charge | null> {
     if (a.account === null) return Promise.resolve(null);
-    return this.billing.charge(a.account, a.product, { requestId, keyId: a.keyId }, a.sub).catch((e: unknown) => {
+    return this.billing.charge(a.held ?? a.account, a.product, { requestId, keyId: a.keyId }).catch((e: unknown) => {
       if (e instanceof AppError) throw e;
       throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
     });

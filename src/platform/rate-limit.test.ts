@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ratePolicy } from './products.js';
-import { RateLimiter } from './rate-limit.js';
+import { RateLimiter, RateWindows } from './rate-limit.js';
 
 describe('RateLimiter (sliding window)', () => {
   it('admits quota requests per window, then says when the oldest leaves it', () => {
@@ -43,6 +43,29 @@ describe('RateLimiter (sliding window)', () => {
     for (let i = 0; i < 1000; i++, now += 100) if (rl.take('a', 'p', { quota: 3, windowS: 1 }).ok) admitted++;
     // 100 s at 10 calls a second under 3 a second: 3 admitted in each second's window.
     expect(admitted).toBe(300);
+  });
+
+  it('windows a caller holds (RateWindows) limit alike, one per pool, and say when they are empty', () => {
+    let now = 0;
+    const rl = new RateLimiter(() => now);
+    const w = new RateWindows();
+    const rate = { quota: 2, windowS: 1 };
+    expect(rl.take(w, 'p', rate).ok).toBe(true);
+    expect(rl.take(w, 'q', rate).ok).toBe(true);
+    expect(rl.take(w, 'p', rate)).toEqual({ ok: true, remaining: 0, resetS: 1 });
+    expect(rl.take(w, 'p', rate).ok).toBe(false);
+    // Another pool has its own window.
+    expect(rl.take(w, 'q', rate).ok).toBe(true);
+    // q's plan lowered: its window is replaced in the list, keeping its newest; p's stays.
+    expect(rl.take(w, 'q', { quota: 1, windowS: 1 }).ok).toBe(false);
+    expect(rl.take(w, 'p', rate).ok).toBe(false);
+    expect(w.idle(now)).toBe(false);
+    // A party of the same name kept by the limiter is another party.
+    expect(rl.take('p', 'p', rate).ok).toBe(true);
+    now = 1000;
+    expect(w.idle(now)).toBe(true);
+    expect(rl.take(w, 'p', rate)).toEqual({ ok: true, remaining: 1, resetS: 0 });
+    expect(rl.take(w, 'q', { quota: 1, windowS: 1 }).ok).toBe(true);
   });
 
   it('writes the IETF fields: the policy\'s the same every call', () => {
