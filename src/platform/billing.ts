@@ -115,7 +115,6 @@ interface Working {
 /** A subscription read, and the period a call of it counts in (computed again when it ends). */
 interface HeldSub extends PeriodView {
   sub: Subscription;
-  plan: Plan;
 }
 
 /**
@@ -245,7 +244,7 @@ export class Billing {
     let hs = h.subs[product];
     if (hs === undefined) {
       const sub = this.#t.subs.get([h.id, product]);
-      h.subs[product] = hs = sub ? { sub, plan: sub.plan, ...periodOf(sub.since, now) } : null;
+      h.subs[product] = hs = sub ? { sub, ...periodOf(sub.since, now) } : null;
     } else if (hs !== null && !(hs.start <= now && now < hs.end)) {
       Object.assign(hs, periodOf(hs.sub.since, now));
     }
@@ -336,20 +335,20 @@ export class Billing {
     }
     return this.#change(h, (state, now, out, attempt) => {
       // The subscription and its period, read from one object.
-      const sub = this.#subOf(h, product, now, attempt > 0 || !authorised);
-      if (!sub) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
+      const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
+      if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
       const usage = state.usage[product];
-      const used = usage !== undefined && usage.periodStart === sub.start ? usage.used : 0;
+      const used = usage !== undefined && usage.periodStart === subscribed.start ? usage.used : 0;
       let debit: LedgerEntry;
       if (familyOf(product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[sub.plan as MarketplacePlan];
+        const plan = MARKETPLACE_PLANS[subscribed.sub.plan as MarketplacePlan];
         if (used >= plan.stop) {
-          throw new AppError('quota_exceeded', `the ${sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(sub.end).toISOString()}`, {
-            headers: retryAfter(sub.end - now),
+          throw new AppError('quota_exceeded', `the ${subscribed.sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(subscribed.end).toISOString()}`, {
+            headers: retryAfter(subscribed.end - now),
           });
         }
         const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: sub.plan, requestId, keyId, period: sub.start, units: 1, overageMicros }, out);
+        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, units: 1, overageMicros }, out);
       } else {
         const cost = creditsOf(product);
         let held = 0;
@@ -366,7 +365,7 @@ export class Billing {
           taken.push([lot.id, take]);
           if (due === 0) break;
         }
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: sub.plan, requestId, keyId, period: sub.start, lots: taken }, out);
+        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, lots: taken }, out);
       }
       return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });

@@ -62,7 +62,8 @@ export class RateLimiter {
     const windowMs = rate.windowS * 1000;
     let w = windows.head;
     while (w !== null && w.pool !== pool) w = w.next;
-    if (w === null || w.windowMs !== windowMs || w.times.length !== rate.quota) w = resized(windows, w, pool, rate.quota, windowMs);
+    if (w === null) windows.head = w = { pool, times: [], first: 0, size: 0, windowMs, next: windows.head };
+    if (w.windowMs !== windowMs || w.times.length !== rate.quota) resize(w, rate.quota, windowMs);
     const cap = w.times.length;
     const since = now - windowMs;
     while (w.size > 0 && w.times[w.first] <= since) {
@@ -86,28 +87,16 @@ export class RateLimiter {
 /** Seconds until the oldest admission leaves the window. */
 const refillS = (w: Window, now: number): number => Math.max(1, Math.ceil((w.times[w.first] + w.windowMs - now) / 1000));
 
-/**
- * A window for a new plan, in place of `old` (or a pool's first): a party's newest admissions
- * carry over (a plan lowered stays exact).
- */
-function resized(windows: RateWindows, old: Window | null, pool: string, quota: number, windowMs: number): Window {
-  const w: Window = { pool, times: new Array<number>(quota).fill(0), first: 0, size: 0, windowMs, next: null };
-  if (old && old.windowMs === windowMs) {
-    const keep = Math.min(old.size, quota);
-    for (let i = old.size - keep; i < old.size; i++) w.times[w.size++] = old.times[(old.first + i) % old.times.length];
+/** Fits a window to a new plan, in place: its newest admissions carry over (a plan lowered stays exact). */
+function resize(w: Window, quota: number, windowMs: number): void {
+  const times = new Array<number>(quota).fill(0);
+  let size = 0;
+  if (w.windowMs === windowMs) {
+    const keep = Math.min(w.size, quota);
+    for (let i = w.size - keep; i < w.size; i++) times[size++] = w.times[(w.first + i) % w.times.length];
   }
-  // In the old one's place in the list, or first.
-  let at = windows.head;
-  if (old === null) {
-    w.next = at;
-    windows.head = w;
-  } else if (at === old) {
-    w.next = old.next;
-    windows.head = w;
-  } else {
-    while (at!.next !== old) at = at!.next;
-    w.next = old.next;
-    at!.next = w;
-  }
-  return w;
+  w.times = times;
+  w.first = 0;
+  w.size = size;
+  w.windowMs = windowMs;
 }
