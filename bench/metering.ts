@@ -23,16 +23,18 @@
  * used over and over would stay in the CPU's caches and flatter its row.
  *
  * How it measures, on a machine whose neighbours move every absolute number by ±25%:
- * - each row runs BENCH_ROUNDS (default 5) slices of BENCH_DURATION seconds (default 3) at each
- *   connection count of BENCH_CONNECTIONS (default 16,64,256), the rows interleaved and their
- *   order rotated each round, and every ratio is the median of the ratios within rounds;
+ * - BENCH_ROUNDS (default 5) rounds; a round runs each row for BENCH_DURATION seconds (default
+ *   3) at each connection count of BENCH_CONNECTIONS (default 16,64,256), the rows interleaved
+ *   and their order rotated each round, and every ratio is the median of the ratios within
+ *   rounds (slices seconds apart, which the neighbours' load moves together);
  * - beside req/s and latency, each row shows the server's CPU per request (its event-loop
  *   thread, and every other thread: lmdb's writer, the fold worker) and how busy the event
  *   loop was: below ~95% a row is limited by latency (waiting for its commits' fsync), not
  *   by the server;
- * - a route's throughput is its capacity: its best median req/s over the connection counts.
- *   The headline `metered_vs_unmetered` divides the customer row's capacity by the unmetered
- *   row's; the ratio at each connection count is printed too.
+ * - a route's throughput is its capacity: its best req/s over the connection counts. The
+ *   headline `metered_vs_unmetered` is the median over rounds of the customer row's capacity
+ *   divided by the unmetered row's in the same round (each round's ratio is printed, and the
+ *   ratio at each connection count).
  * The server runs in a child process (as in bench/load.ts), so autocannon's own work stays off
  * its event loop; both share the machine's cores. A store of 8 sources (24 articles) is seeded
  * so the route returns rows. Afterwards the ledger is checked against what was answered:
@@ -247,8 +249,10 @@ if (process.argv[2] === 'serve') {
 
     const top = Math.max(...levels);
     for (const r of rows) await cannon(r, top, 2); // warm-up: JIT, LMDB pages, sockets, the fold worker
-    for (const c of levels) {
-      for (let k = 0; k < rounds; k++) {
+    // A round measures every row at every connection count, so each round's ratios compare
+    // slices taken within seconds of each other: the neighbours' load moves them together.
+    for (let k = 0; k < rounds; k++) {
+      for (const c of levels) {
         const order = rows.map((_, i) => rows[(i + k) % rows.length]);
         const line: string[] = [];
         for (const r of order) {
@@ -256,7 +260,7 @@ if (process.argv[2] === 'serve') {
           r.slices.get(c)!.push(s);
           line.push(`${r === unmetered ? 'unmetered' : r === operator ? 'operator' : 'customers'} ${s.rps.toFixed(0)}${s.failed ? ` (${s.failed} failed)` : ''}`);
         }
-        console.log(`  ${String(c).padStart(3)} connections, round ${k + 1}/${rounds}: ${line.join(', ')} req/s`);
+        console.log(`  round ${k + 1}/${rounds}, ${String(c).padStart(3)} connections: ${line.join(', ')} req/s`);
       }
     }
     const counts = await ask<Counts>('counts');
@@ -269,7 +273,11 @@ if (process.argv[2] === 'serve') {
     const med = (r: Row, c: number, f: (s: Slice) => number) => median(r.slices.get(c)!.map(f));
     /** The median over rounds of this row's req/s divided by the unmetered row's in the same round. */
     const ratio = (r: Row, c: number) => median(r.slices.get(c)!.map((s, k) => s.rps / unmetered.slices.get(c)![k].rps));
-    const capacity = (r: Row) => Math.max(...levels.map((c) => med(r, c, (s) => s.rps)));
+    /** A row's capacity in round k: its best req/s over the connection counts. */
+    const capacityIn = (r: Row, k: number) => Math.max(...levels.map((c) => r.slices.get(c)![k].rps));
+    const capacity = (r: Row) => median(Array.from({ length: rounds }, (_, k) => capacityIn(r, k)));
+    /** The median over rounds of the row's capacity divided by the unmetered row's in the same round. */
+    const capacityRatio = (r: Row) => median(Array.from({ length: rounds }, (_, k) => capacityIn(r, k) / capacityIn(unmetered, k)));
     const f1 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(1));
 
     console.log(`\nmetering on GET ${METERED} (medians of ${rounds} interleaved rounds of ${duration} s; pipelining 1; server and autocannon sharing ${os.availableParallelism()} cores)`);
@@ -284,8 +292,8 @@ if (process.argv[2] === 'serve') {
       }
     }
     console.log('(loop µs / other µs: server CPU per request on its event-loop thread / on every other thread; busy: the event-loop thread\'s share of wall time)');
-    console.log(`${'capacity'.padStart(5)}  ${'(best median req/s over the connection counts)'.padEnd(44)}`);
-    for (const r of rows) console.log(`${''.padStart(5)}  ${r.name.padEnd(44)} ${capacity(r).toFixed(0).padStart(7)}${' '.repeat(51)}${`${(capacity(r) / capacity(unmetered)).toFixed(3)}x`.padStart(11)}`);
+    console.log(`${'capacity'.padStart(5)}  ${'(median over rounds of the best req/s)'.padEnd(44)}`);
+    for (const r of rows) console.log(`${''.padStart(5)}  ${r.name.padEnd(44)} ${capacity(r).toFixed(0).padStart(7)}${' '.repeat(51)}${`${capacityRatio(r).toFixed(3)}x`.padStart(11)}`);
 
     // Every slice and warm-up ends with up to its connections' requests charged but not counted.
     const slack = `in flight when a slice ended: charged, not counted; at most ${levels.reduce((a, c) => a + c * rounds, top)}`;
@@ -296,8 +304,8 @@ if (process.argv[2] === 'serve') {
     const metered = customer ?? operator;
     const at = levels.map((c) => `at_${c}=${ratio(metered, c).toFixed(3)}`).join(' ');
     console.log(
-      `metering: metered_vs_unmetered=${(capacity(metered) / capacity(unmetered)).toFixed(3)} metered_rps=${capacity(metered).toFixed(0)} unmetered_rps=${capacity(unmetered).toFixed(0)} ` +
-        `operator_vs_unmetered=${(capacity(operator) / capacity(unmetered)).toFixed(3)} ${at} ` +
+      `metering: metered_vs_unmetered=${capacityRatio(metered).toFixed(3)} metered_rps=${capacity(metered).toFixed(0)} unmetered_rps=${capacity(unmetered).toFixed(0)} ` +
+        `operator_vs_unmetered=${capacityRatio(operator).toFixed(3)} rounds=${Array.from({ length: rounds }, (_, k) => (capacityIn(metered, k) / capacityIn(unmetered, k)).toFixed(2)).join(',')} ${at} ` +
         `metered_loop_us=${f1(med(metered, top, (s) => s.mainUs))} unmetered_loop_us=${f1(med(unmetered, top, (s) => s.mainUs))} metered_other_us=${f1(med(metered, top, (s) => s.otherUs))}`,
     );
   } finally {

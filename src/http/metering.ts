@@ -52,7 +52,7 @@ export function meteringHooks(app: FastifyInstance, service: Service): void {
     const product = typeof spec === 'function' ? spec(req) : spec;
     try {
       const admission = metering.authorise(req.apiKey, product);
-      reply.headers(admission.headers);
+      if (admission.rateLimit !== undefined) reply.header('ratelimit-policy', admission.ratePolicy).header('ratelimit', admission.rateLimit);
       req.metered = { admission, charge: null };
     } catch (e) {
       // A refused call still says where the account stands.

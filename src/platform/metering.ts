@@ -11,7 +11,7 @@
 import { AppError } from '../errors.js';
 import type { KeyRecord } from '../store/index.js';
 import { OPERATOR, type Billing, type Charge, type Held } from './billing.js';
-import { customPolicy, familyOf, formatRate, ratePolicy, type Product, type RatePolicy } from './products.js';
+import { customPolicy, familyOf, formatRate, rateLimitField, ratePolicy, type Product, type RatePolicy } from './products.js';
 import { RateWindows, type RateLimiter } from './rate-limit.js';
 
 export interface MeteringOptions {
@@ -29,8 +29,9 @@ export interface Admission {
   keyId: string;
   /** The account's record in billing, found once for the whole call. */
   held?: Held;
-  /** RateLimit-Policy / RateLimit fields, when a limit applies. */
-  headers: Record<string, string>;
+  /** The RateLimit-Policy and RateLimit field values, when a limit applies. */
+  ratePolicy?: string;
+  rateLimit?: string;
 }
 
 const OVERLOADED_RETRY_S = 1;
@@ -54,23 +55,27 @@ export class Metering {
     if (key.scopes && !key.scopes.includes(product)) throw new AppError('forbidden', `this key's scope (${key.scopes.join(', ')}) does not include ${product}`);
     if (key.scheme === 'gateway') {
       if (familyOf(product) !== 'indexed') throw new AppError('forbidden', `${product} is not offered through the gateway: use a Bearer key`);
-      return { product, account: null, keyId: key.id, headers: key.rate ? this.#limit(key.id, customPolicy('gateway', key.rate), 'rate_limited') : {} };
+      const admission: Admission = { product, account: null, keyId: key.id };
+      return key.rate ? this.#limit(admission, key.id, customPolicy('gateway', key.rate), 'rate_limited') : admission;
     }
     const account = key.account ?? OPERATOR;
-    if (account === OPERATOR) return { product, account, keyId: key.id, headers: {} };
+    if (account === OPERATOR) return { product, account, keyId: key.id };
     const held = this.billing.held(account);
     const sub = this.billing.subscription(held, product);
     if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
-    const headers = this.#limit((held.windows ??= new RateWindows()), ratePolicy(product, sub.plan), 'quota_exceeded');
-    return { product, account, keyId: key.id, held, headers };
+    return this.#limit({ product, account, keyId: key.id, held }, (held.windows ??= new RateWindows()), ratePolicy(product, sub.plan), 'quota_exceeded');
   }
 
-  /** Takes one request from `party`'s window under `policy`: the IETF RateLimit fields, or 429. */
-  #limit(party: string | RateWindows, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Record<string, string> {
+  /** Takes one request from `party`'s window under `policy`: the admission with its IETF RateLimit fields, or 429. */
+  #limit(a: Admission, party: string | RateWindows, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Admission {
     const d = this.limiter.take(party, policy.name, policy.rate);
-    const headers = { 'ratelimit-policy': policy.field, ratelimit: `"${policy.name}";r=${d.remaining};t=${d.resetS}` };
-    if (!d.ok) throw new AppError(error, `rate limit of ${formatRate(policy.rate)} reached; retry in ${d.resetS} s`, { headers: { ...headers, 'retry-after': String(d.resetS) } });
-    return headers;
+    a.ratePolicy = policy.field;
+    a.rateLimit = rateLimitField(policy, d.remaining, d.resetS);
+    if (!d.ok) {
+      const headers = { 'ratelimit-policy': a.ratePolicy, ratelimit: a.rateLimit, 'retry-after': String(d.resetS) };
+      throw new AppError(error, `rate limit of ${formatRate(policy.rate)} reached; retry in ${d.resetS} s`, { headers });
+    }
+    return a;
   }
 
   /** Takes a concurrency slot for the call (503 overloaded past MAX_INFLIGHT_<PRODUCT>); returns its release. */

@@ -86,9 +86,19 @@ export interface RatePolicy {
   name: string;
   rate: Rate;
   field: string;
+  /** RateLimit values with room now (t=0), by remaining quota below OPEN_FIELDS: built once each, not every call. */
+  readonly open: string[];
 }
 
-const policy = (name: string, rate: Rate): RatePolicy => ({ name, rate, field: `"${name}";q=${rate.quota};w=${rate.windowS}` });
+const policy = (name: string, rate: Rate): RatePolicy => ({ name, rate, field: `"${name}";q=${rate.quota};w=${rate.windowS}`, open: [] });
+
+const OPEN_FIELDS = 128;
+
+/** The RateLimit field (draft-ietf-httpapi-ratelimit-headers) of a policy with `remaining` left, refilling in `resetS` s. */
+export function rateLimitField(p: RatePolicy, remaining: number, resetS: number): string {
+  if (resetS !== 0 || remaining >= OPEN_FIELDS) return `"${p.name}";r=${remaining};t=${resetS}`;
+  return (p.open[remaining] ??= `"${p.name}";r=${remaining};t=0`);
+}
 const RATE_POLICIES = {
   credits: Object.fromEntries(Object.entries(CREDIT_PLANS).map(([plan, p]) => [plan, policy(`credits-${plan}`, p.rate)])),
   marketplace: Object.fromEntries(Object.entries(MARKETPLACE_PLANS).map(([plan, p]) => [plan, policy(`marketplace-${plan}`, p.rate)])),

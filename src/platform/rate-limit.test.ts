@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ratePolicy } from './products.js';
+import { customPolicy, rateLimitField, ratePolicy } from './products.js';
 import { RateLimiter, RateWindows } from './rate-limit.js';
 
 describe('RateLimiter (sliding window)', () => {
@@ -69,8 +69,14 @@ describe('RateLimiter (sliding window)', () => {
   });
 
   it('writes the IETF fields: the policy\'s the same every call', () => {
-    expect(ratePolicy('news', 'free')).toEqual({ name: 'credits-free', rate: { quota: 10, windowS: 60 }, field: '"credits-free";q=10;w=60' });
+    expect(ratePolicy('news', 'free')).toMatchObject({ name: 'credits-free', rate: { quota: 10, windowS: 60 }, field: '"credits-free";q=10;w=60' });
     expect(ratePolicy('marketplace', 'pro').field).toBe('"marketplace-pro";q=5;w=1');
+    // The RateLimit value: built once for a count with room now, anew while the window is full.
+    const free = ratePolicy('news', 'free');
+    expect(rateLimitField(free, 3, 0)).toBe('"credits-free";r=3;t=0');
+    expect(rateLimitField(free, 3, 0)).toBe(free.open[3]);
+    expect(rateLimitField(free, 0, 42)).toBe('"credits-free";r=0;t=42');
+    expect(rateLimitField(customPolicy('gateway', { quota: 1000, windowS: 1 }), 999, 0)).toBe('"gateway";r=999;t=0');
     // Credit products on one plan share the policy, so they share a window.
     expect(ratePolicy('contacts', 'mega')).toBe(ratePolicy('match', 'mega'));
   });
