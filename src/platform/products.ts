@@ -99,6 +99,7 @@ export function rateLimitField(p: RatePolicy, remaining: number, resetS: number)
   if (resetS !== 0 || remaining >= OPEN_FIELDS) return `"${p.name}";r=${remaining};t=${resetS}`;
   return (p.open[remaining] ??= `"${p.name}";r=${remaining};t=0`);
 }
+
 const RATE_POLICIES = {
   credits: Object.fromEntries(Object.entries(CREDIT_PLANS).map(([plan, p]) => [plan, policy(`credits-${plan}`, p.rate)])),
   marketplace: Object.fromEntries(Object.entries(MARKETPLACE_PLANS).map(([plan, p]) => [plan, policy(`marketplace-${plan}`, p.rate)])),
