@@ -11,7 +11,7 @@
 import { AppError } from '../errors.js';
 import type { KeyRecord } from '../store/index.js';
 import { OPERATOR, type Billing, type Charge, type Held } from './billing.js';
-import { customPolicy, familyOf, formatRate, rateLimitField, ratePolicy, type Product, type RatePolicy } from './products.js';
+import { familyOf, formatRate, gatewayPolicy, rateLimitField, ratePolicy, type Product, type RatePolicy } from './products.js';
 import { RateWindows, type RateLimiter } from './rate-limit.js';
 
 export interface MeteringOptions {
@@ -56,7 +56,7 @@ export class Metering {
     if (key.scheme === 'gateway') {
       if (familyOf(product) !== 'indexed') throw new AppError('forbidden', `${product} is not offered through the gateway: use a Bearer key`);
       const admission: Admission = { product, account: null, keyId: key.id };
-      return key.rate ? this.#limit(admission, key.id, customPolicy('gateway', key.rate), 'rate_limited') : admission;
+      return key.rate ? this.#limit(admission, key.id, gatewayPolicy(key.rate), 'rate_limited') : admission;
     }
     const account = key.account ?? OPERATOR;
     if (account === OPERATOR) return { product, account, keyId: key.id };

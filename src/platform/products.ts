@@ -107,8 +107,15 @@ const RATE_POLICIES = {
 
 export const ratePolicy = (p: Product, plan: Plan): RatePolicy => RATE_POLICIES[familyOf(p) === 'marketplace' ? 'marketplace' : 'credits'][plan];
 
-/** A policy of its own (a gateway key's `--rate`). */
-export const customPolicy = policy;
+const GATEWAY_POLICIES = new Map<string, RatePolicy>();
+
+/** A gateway key's policy (its `--rate`): one object for each rate keys use, so its RateLimit values are built once too. */
+export function gatewayPolicy(rate: Rate): RatePolicy {
+  const at = `${rate.quota}/${rate.windowS}`;
+  let p = GATEWAY_POLICIES.get(at);
+  if (!p) GATEWAY_POLICIES.set(at, (p = policy('gateway', rate)));
+  return p;
+}
 
 /** "10/min", "5/s". */
 export const formatRate = (r: Rate): string => `${r.quota}/${r.windowS === 1 ? 's' : r.windowS === 60 ? 'min' : `${r.windowS}s`}`;

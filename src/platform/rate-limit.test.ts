@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { customPolicy, rateLimitField, ratePolicy } from './products.js';
+import { gatewayPolicy, rateLimitField, ratePolicy } from './products.js';
 import { RateLimiter, RateWindows } from './rate-limit.js';
 
 describe('RateLimiter (sliding window)', () => {
@@ -76,7 +76,10 @@ describe('RateLimiter (sliding window)', () => {
     expect(rateLimitField(free, 3, 0)).toBe('"credits-free";r=3;t=0');
     expect(rateLimitField(free, 3, 0)).toBe(free.open[3]);
     expect(rateLimitField(free, 0, 42)).toBe('"credits-free";r=0;t=42');
-    expect(rateLimitField(customPolicy('gateway', { quota: 1000, windowS: 1 }), 999, 0)).toBe('"gateway";r=999;t=0');
+    expect(rateLimitField(gatewayPolicy({ quota: 1000, windowS: 1 }), 999, 0)).toBe('"gateway";r=999;t=0');
+    // A gateway rate's policy is one object whatever key carries it.
+    expect(gatewayPolicy({ quota: 5, windowS: 1 })).toBe(gatewayPolicy({ quota: 5, windowS: 1 }));
+    expect(gatewayPolicy({ quota: 5, windowS: 60 }).field).toBe('"gateway";q=5;w=60');
     // Credit products on one plan share the policy, so they share a window.
     expect(ratePolicy('contacts', 'mega')).toBe(ratePolicy('match', 'mega'));
   });
