@@ -240,4 +240,3 @@ describe('the accounts held in memory', () => {
     }
   });
 });
-

@@ -149,6 +149,10 @@ function addTail(h: Held, pos: number): void {
   else if (at[at.length - 1] !== pos) at.push(pos);
 }
 
+/**
+ * A record's token: drawn at random, so that a batch waiting behind one that failed can never
+ * take a record another process wrote at the same position for its predecessor.
+ */
 const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
 
 export class Billing {

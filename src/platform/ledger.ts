@@ -110,9 +110,12 @@ export function applyEntry(state: AccountState, e: LedgerEntry): void {
     }
   }
   // Spent subscription lots past their expiry hold nothing to write off: they just go.
-  let spent = false;
-  for (const l of state.lots) if (l.credits === 0 && !live(l, e.at)) spent = true;
-  if (spent) state.lots = state.lots.filter((l) => l.credits !== 0 || live(l, e.at));
+  for (const l of state.lots) {
+    if (l.credits === 0 && !live(l, e.at)) {
+      state.lots = state.lots.filter((k) => k.credits !== 0 || live(k, e.at));
+      break;
+    }
+  }
 }
 
 export interface PeriodView {

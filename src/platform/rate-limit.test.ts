@@ -56,7 +56,7 @@ describe('RateLimiter (sliding window)', () => {
     expect(rl.take(w, 'p', rate).ok).toBe(false);
     // Another pool has its own window.
     expect(rl.take(w, 'q', rate).ok).toBe(true);
-    // q's plan lowered: its window is replaced in the list, keeping its newest; p's stays.
+    // q's plan lowered: its window is refitted in place, keeping its newest; p's stays.
     expect(rl.take(w, 'q', { quota: 1, windowS: 1 }).ok).toBe(false);
     expect(rl.take(w, 'p', rate).ok).toBe(false);
     expect(w.idle(now)).toBe(false);
