@@ -8,14 +8,14 @@
         "native/core/kernels.cc",
         "native/core/segment.cc",
         "native/core/scan.cc",
-        "native/core/hnsw.cc",
+        "native/core/pool.cc",
+        "native/core/ivf.cc",
         "native/core/engine.cc"
       ],
       "include_dirs": [
-        "<!(node -p \"require('node-addon-api').include_dir\")",
-        "node_modules/usearch/include"
+        "<!(node -p \"require('node-addon-api').include_dir\")"
       ],
-      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_CPP_EXCEPTIONS", "USEARCH_USE_NUMKONG=0", "USEARCH_USE_OPENMP=0"],
+      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
       "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-Wno-unknown-pragmas", "-Wno-uninitialized", "-Wno-maybe-uninitialized"]

@@ -1,5 +1,6 @@
 #include "engine_wrap.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "core/engine.h"
 #include "core/kernels.h"
+#include "core/pool.h"
 
 namespace {
 
@@ -54,6 +56,23 @@ size_t to_cap(const Napi::Value& v) {
   if (d == INFINITY) return SIZE_MAX;
   if (!(d >= 0) || std::floor(d) != d || d > 9007199254740991.0) throw Napi::RangeError::New(v.Env(), "spec.cap must be a non-negative integer or Infinity");
   return (size_t)d;
+}
+
+// An optional whole-number option in [0, max]; a wrong type or range is a RangeError.
+uint64_t count_option(const Napi::Object& o, const char* name, double max, uint64_t fallback) {
+  Napi::Value v = o.Get(name);
+  if (v.IsUndefined()) return fallback;
+  double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : NAN;
+  if (!(d >= 0 && d <= max) || std::floor(d) != d) throw Napi::RangeError::New(o.Env(), std::string(name) + " must be an integer in [0, " + std::to_string((uint64_t)max) + "]");
+  return (uint64_t)d;
+}
+
+double real_option(const Napi::Object& o, const char* name, double min, double max, double fallback) {
+  Napi::Value v = o.Get(name);
+  if (v.IsUndefined()) return fallback;
+  double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : NAN;
+  if (!(d >= min && d <= max)) throw Napi::RangeError::New(o.Env(), std::string(name) + " must be a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return d;
 }
 
 Napi::Object hits_to_js(Napi::Env env, const std::vector<nm::Hit>& hits) {
@@ -108,9 +127,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return DefineClass(env, "Engine",
                        {InstanceMethod("append", &EngineWrap::Append), InstanceMethod("indexPending", &EngineWrap::IndexPending),
                         InstanceMethod("seal", &EngineWrap::Seal), InstanceMethod("compact", &EngineWrap::Compact),
-                        InstanceMethod("saveHnsw", &EngineWrap::SaveHnsw), InstanceMethod("range", &EngineWrap::Range),
+                        InstanceMethod("saveIndex", &EngineWrap::SaveIndex), InstanceMethod("range", &EngineWrap::Range),
                         InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("count", &EngineWrap::Count),
-                        InstanceMethod("stats", &EngineWrap::Stats), InstanceMethod("close", &EngineWrap::Close)});
+                        InstanceMethod("estimate", &EngineWrap::Estimate), InstanceMethod("stats", &EngineWrap::Stats),
+                        InstanceMethod("close", &EngineWrap::Close)});
   }
 
   explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
@@ -120,9 +140,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     nm::EngineOptions opt;
     if (!o.Get("dir").IsString()) throw Napi::TypeError::New(env, "options.dir must be a string");
     opt.dir = o.Get("dir").As<Napi::String>();
-    if (o.Has("connectivity")) opt.connectivity = o.Get("connectivity").As<Napi::Number>().Uint32Value();
-    if (o.Has("expansionAdd")) opt.expansion_add = o.Get("expansionAdd").As<Napi::Number>().Uint32Value();
-    if (o.Has("expansionSearch")) opt.expansion_search = o.Get("expansionSearch").As<Napi::Number>().Uint32Value();
+    opt.lists = count_option(o, "lists", 65536, 0);
+    opt.index_min_rows = count_option(o, "indexMinRows", 1e15, opt.index_min_rows);
+    opt.threads = count_option(o, "threads", 1024, 0);
     try {
       engine_ = std::make_shared<nm::Engine>(opt);
     } catch (const std::exception& e) {
@@ -159,12 +179,14 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return env.Undefined();
   }
 
+  // indexPending(max) → Promise<rows filed>
   Napi::Value IndexPending(const Napi::CallbackInfo& info) {
-    size_t max = info[0].IsNumber() ? (size_t)info[0].As<Napi::Number>().DoubleValue() : SIZE_MAX;
-    size_t threads = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 2;
+    double d = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : INFINITY;
+    if (!(d >= 0)) throw Napi::RangeError::New(info.Env(), "indexPending(max): max must be a non-negative number");
+    size_t max = d >= 1e15 ? SIZE_MAX : (size_t)d;
     auto e = engine_;
     auto added = std::make_shared<size_t>(0);
-    return queue(info.Env(), [e, max, threads, added] { *added = e->index_pending(max, threads); },
+    return queue(info.Env(), [e, max, added] { *added = e->index_pending(max); },
                  [added](Napi::Env env) { return Napi::Number::New(env, (double)*added); });
   }
 
@@ -178,10 +200,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return queue(info.Env(), [e] { e->compact(); }, [](Napi::Env env) { return env.Undefined(); });
   }
 
-  Napi::Value SaveHnsw(const Napi::CallbackInfo& info) {
-    size_t threads = info[0].IsNumber() ? info[0].As<Napi::Number>().Uint32Value() : 2;
+  Napi::Value SaveIndex(const Napi::CallbackInfo& info) {
     auto e = engine_;
-    return queue(info.Env(), [e, threads] { e->save_hnsw(threads); }, [](Napi::Env env) { return env.Undefined(); });
+    return queue(info.Env(), [e] { e->save_index(); }, [](Napi::Env env) { return env.Undefined(); });
   }
 
   // range(queries: Float32Array (q*1024), specs: [{threshold, cap, filter}]) → Promise<[{ords, labels, scores, overflow}]>
@@ -217,7 +238,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                  });
   }
 
-  // topk(query, k, minScore, filter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?) → Promise<{ords, labels, scores, complete, plan}>
+  // topk(query, k, minScore, filter, mode: 'scan' | 'index' | 'auto', options?) →
+  // Promise<{ords, labels, scores, complete, plan, probe: {lists, rows, pending, rescored}}>
   Napi::Value TopK(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     size_t n;
@@ -230,31 +252,50 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     float min_score = info[2].As<Napi::Number>().FloatValue();
     auto f = std::make_shared<nm::Filter>(to_filter(info[3]));
     std::string mode = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "scan";
-    if (mode != "scan" && mode != "hnsw" && mode != "auto") throw Napi::TypeError::New(env, "mode must be scan, hnsw or auto");
-    // 'auto': the planner, with info[5] = most allowed rows worth a scan.
-    uint64_t scan_max = info[5].IsNumber() ? (uint64_t)info[5].As<Napi::Number>().DoubleValue() : 50000;
+    if (mode != "scan" && mode != "index" && mode != "auto") throw Napi::TypeError::New(env, "mode must be scan, index or auto");
+    nm::TopkOptions opts;
+    if (info[5].IsObject()) {
+      auto o = info[5].As<Napi::Object>();
+      opts.scan_max_rows = count_option(o, "scanMaxRows", 1e15, opts.scan_max_rows);
+      opts.probe_max_rows = count_option(o, "probeMaxRows", 1e15, opts.probe_max_rows);
+      opts.probe_min_rows = count_option(o, "probeMinRows", 1e15, opts.probe_min_rows);
+      opts.probe_delta = real_option(o, "probeDelta", 0, 2, opts.probe_delta);
+      opts.far_score = real_option(o, "farScore", -1, 1, opts.far_score);
+    } else if (!info[5].IsUndefined() && !info[5].IsNull()) {
+      throw Napi::TypeError::New(env, "topk options must be an object");
+    }
     auto query = std::make_shared<std::vector<float>>(q, q + kDims);
     auto e = engine_;
     auto hits = std::make_shared<std::vector<nm::Hit>>();
     auto complete = std::make_shared<bool>(true);
     auto plan = std::make_shared<std::string>(mode);
+    auto probe = std::make_shared<nm::ProbeStats>();
     return queue(env,
                  [=] {
-                   if (mode == "hnsw") {
-                     *hits = e->topk_hnsw(query->data(), k, min_score, *f, complete.get());
+                   if (mode == "index") {
+                     bool far = false;
+                     *hits = e->topk_index(query->data(), k, min_score, *f, opts, complete.get(), &far, probe.get());
+                     if (far) *plan = "far";
                    } else if (mode == "scan") {
                      *hits = e->topk(query->data(), k, min_score, *f);
                    } else {
                      nm::Engine::Plan p;
-                     *hits = e->topk_planned(query->data(), k, min_score, *f, scan_max, &p);
-                     *plan = p == nm::Engine::Plan::ScanSmall ? "scan" : p == nm::Engine::Plan::ScanPending ? "scan-pending"
-                           : p == nm::Engine::Plan::Hnsw ? "hnsw" : "hnsw-then-scan";
+                     *hits = e->topk_planned(query->data(), k, min_score, *f, opts, &p, probe.get());
+                     *plan = p == nm::Engine::Plan::Scan ? "scan" : p == nm::Engine::Plan::ScanFar ? "scan-far"
+                           : p == nm::Engine::Plan::Index ? "index" : "index-then-scan";
                    }
                  },
-                 [hits, complete, plan](Napi::Env env) {
+                 [hits, complete, plan, probe](Napi::Env env) {
                    auto o = hits_to_js(env, *hits);
                    o.Set("complete", Napi::Boolean::New(env, *complete));
                    o.Set("plan", Napi::String::New(env, *plan));
+                   auto p = Napi::Object::New(env);
+                   p.Set("lists", (double)probe->lists);
+                   p.Set("rows", (double)probe->rows);
+                   p.Set("allowed", (double)probe->allowed);
+                   p.Set("pending", (double)probe->pending);
+                   p.Set("rescored", (double)probe->rescored);
+                   o.Set("probe", p);
                    return o;
                  });
   }
@@ -263,6 +304,15 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     nm::Filter f = to_filter(info[0]);  // throws TypeError for a malformed filter
     try {
       return Napi::Number::New(info.Env(), (double)engine_->count(f));
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(info.Env(), e.what());
+    }
+  }
+
+  Napi::Value Estimate(const Napi::CallbackInfo& info) {
+    nm::Filter f = to_filter(info[0]);
+    try {
+      return Napi::Number::New(info.Env(), (double)engine_->estimate(f));
     } catch (const std::exception& e) {
       throw Napi::Error::New(info.Env(), e.what());
     }
@@ -280,10 +330,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     o.Set("segments", (double)s.segments);
     o.Set("segmentRows", (double)s.segment_rows);
     o.Set("deltaRows", (double)s.delta_rows);
-    o.Set("hnswBase", (double)s.hnsw_base);
-    o.Set("hnswDelta", (double)s.hnsw_delta);
-    o.Set("hnswPending", (double)s.hnsw_pending);
+    o.Set("indexLists", (double)s.index_lists);
+    o.Set("indexRows", (double)s.index_rows);
+    o.Set("indexPending", (double)s.index_pending);
+    o.Set("indexSaved", (double)s.index_saved);
+    o.Set("trainedRows", (double)s.trained_rows);
     o.Set("nextLabel", (double)s.next_label);
+    o.Set("threads", (double)s.threads);
     o.Set("isa", s.isa);
     return o;
   }
@@ -295,19 +348,21 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
 Napi::Function InitEngine(Napi::Env env) { return EngineWrap::Init(env); }
 
-// measureBandwidth(bytes) → Promise<GB/s>: the best of several single-threaded passes that
-// read a buffer the way the scan reads its int8 column.
+// measureBandwidth(bytes, threads?) → Promise<GB/s>: the best of several passes that read a
+// buffer the way the scan reads its int8 column, split over `threads` threads (default 1).
 Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) {
   size_t bytes = info[0].IsNumber() ? (size_t)info[0].As<Napi::Number>().DoubleValue() : (size_t)1 << 30;
-  bytes &= ~(size_t)63;
+  size_t threads = info[1].IsNumber() ? std::max<size_t>(1, info[1].As<Napi::Number>().Uint32Value()) : 1;
+  bytes &= ~(size_t)(64 * threads - 1);
   auto gbps = std::make_shared<double>(0);
   return queue(info.Env(),
-               [bytes, gbps] {
+               [bytes, threads, gbps] {
                  std::vector<uint8_t> buf(bytes, 1);
-                 volatile uint64_t sink = 0;
+                 nm::Pool pool(threads);
+                 std::atomic<uint64_t> sink{0};
                  for (int pass = 0; pass < 5; pass++) {
                    auto t0 = std::chrono::steady_clock::now();
-                   sink = sink + nm::kernels().sum_bytes(buf.data(), bytes);
+                   pool.run(threads, [&](size_t t) { sink += nm::kernels().sum_bytes(buf.data() + bytes / threads * t, bytes / threads); });
                    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                    *gbps = std::max(*gbps, bytes / s / 1e9);
                  }
@@ -315,7 +370,7 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) {
                [gbps](Napi::Env env) { return Napi::Number::New(env, *gbps); });
 }
 
-// setIsa('auto' | 'generic' | 'avx2' | 'avx512') → the ISA now in use, or throws if unsupported.
+// setIsa('auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni') → the ISA now in use, or throws if unsupported.
 Napi::Value SetIsa(const Napi::CallbackInfo& info) {
   std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "auto";
   if (!nm::set_kernels(want.c_str())) throw Napi::Error::New(info.Env(), "this CPU does not support " + want);

@@ -21,17 +21,12 @@ if ! command -v "$cxx" >/dev/null 2>&1; then
   echo "test-leak: $cxx not found (install g++, or set CXX)" >&2
   exit 2
 fi
-if [[ ! -d node_modules/usearch/include ]]; then
-  echo "test-leak: node_modules/usearch/include is missing; run npm ci first" >&2
-  exit 2
-fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nm-leak-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The defines match binding.gyp; -O1 -g keeps stacks readable and valgrind fast enough.
-flags=(-std=c++17 -O1 -g -pthread -Inode_modules/usearch/include
-  -DUSEARCH_USE_NUMKONG=0 -DUSEARCH_USE_OPENMP=0 -Wno-unknown-pragmas)
+# -O1 -g keeps stacks readable and valgrind fast enough.
+flags=(-std=c++17 -O1 -g -pthread -Wno-unknown-pragmas)
 [[ "$tool" == asan ]] && flags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 sources=(native/test/core_test.cc native/core/*.cc)
 
@@ -42,7 +37,7 @@ key=$({
   echo "$tool" "$cxx"
   "$cxx" --version | head -n1
   printf '%s\n' "${flags[@]}"
-  cat native/core/* native/test/core_test.cc node_modules/usearch/package.json
+  cat native/core/* native/test/core_test.cc
 } | sha256sum | cut -c1-16)
 bin="$cache/core_test-$tool-$key"
 compiler=$("$cxx" --version | head -n1)

@@ -23,7 +23,9 @@ describe('config', () => {
     ['PORT', '70000'],
     ['MATCH_MAX_MATCHES', '0'],
     ['LOG_LEVEL', 'loud'],
-    ['HNSW_CONNECTIVITY', '1.5'],
+    ['INDEX_LISTS', '1.5'],
+    ['INDEX_PROBE_DELTA', 'wide'],
+    ['INDEX_FAR_SCORE', '2'],
   ])('rejects %s=%s naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

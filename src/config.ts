@@ -25,6 +25,12 @@ const int = (min: number, max: number): Parser<number> => (raw, name) => {
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
 };
+const num = (min: number, max: number): Parser<number> => (raw, name) => {
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${name} must be a number, got "${raw}"`);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
 const str: Parser<string> = (raw) => raw;
 const optionalStr: Parser<string | undefined> = (raw) => (raw === '' ? undefined : raw);
 const optionalUrl: Parser<string | undefined> = (raw, name) => {
@@ -84,11 +90,14 @@ export const settings = {
   gatewayHost: { env: 'GATEWAY_HOST', default: undefined, parse: optionalStr, doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).' },
   logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), doc: 'Log level (pino levels, or `silent`).' },
   matchMaxMatches: { env: 'MATCH_MAX_MATCHES', default: 10_000, parse: int(1, 10_000_000), doc: 'An `order=time` query matching more rows than this answers 422 `too_many_matches`.' },
-  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 50_000, parse: int(0, 100_000_000), doc: 'An `order=relevance` query whose filters leave at most this many chunks is answered by an exact scan instead of HNSW (`order=time` always scans).' },
+  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 50_000, parse: int(0, 100_000_000), doc: 'An `order=relevance` query whose filters leave at most this many chunks (estimated) is answered by an exact scan instead of the index (`order=time` always scans).' },
   pageCacheEntries: { env: 'PAGE_CACHE_ENTRIES', default: 256, parse: int(0, 1_000_000), doc: 'Result sets of `order=time` vector queries kept for their following pages (LRU).' },
-  hnswConnectivity: { env: 'HNSW_CONNECTIVITY', default: 32, parse: int(2, 256), doc: 'HNSW graph degree (usearch `connectivity`). Applies when the index is built.' },
-  hnswExpansionAdd: { env: 'HNSW_EXPANSION_ADD', default: 256, parse: int(8, 4096), doc: 'HNSW build beam width (usearch `expansion_add`). Applies when the index is built.' },
-  hnswExpansionSearch: { env: 'HNSW_EXPANSION_SEARCH', default: 64, parse: int(8, 4096), doc: 'HNSW search beam width (usearch `expansion_search`); a search for more chunks widens it.' },
+  indexMinChunks: { env: 'INDEX_MIN_CHUNKS', default: 65_536, parse: int(1, 1_000_000_000), doc: 'The relevance index (k-means lists) is trained once the corpus holds this many chunks; below it `order=relevance` scans exactly.' },
+  indexLists: { env: 'INDEX_LISTS', default: 0, parse: int(0, 65_536), doc: 'Lists (k-means centroids) of the relevance index when it is trained; 0: about the square root of the chunk count. It is trained again, with every chunk filed anew, each time the corpus has grown 4× since.' },
+  indexProbeDelta: { env: 'INDEX_PROBE_DELTA', default: 0.05, parse: num(0, 2), doc: 'A relevance query reads every list whose centroid scores within this cosine of the best one (more when those cannot fill the page).' },
+  indexProbeMaxChunks: { env: 'INDEX_PROBE_MAX_CHUNKS', default: 0, parse: int(0, 1_000_000_000), doc: 'Chunks a relevance query may read from the index; past it the query is far from every list and is answered by an exact scan. 0: 3% of the corpus, at least 30,000.' },
+  indexFarScore: { env: 'INDEX_FAR_SCORE', default: 0.3, parse: num(-1, 1), doc: 'A relevance query whose nearest centroid scores below this cosine is far from all data and is answered by an exact scan.' },
+  searchThreads: { env: 'SEARCH_THREADS', default: 0, parse: int(0, 1024), doc: 'Threads a scan pass and an index build split their work over; 0: one per core.' },
   modelDir: { env: 'BGE_M3_MODEL_DIR', default: undefined, parse: optionalStr, doc: 'Directory holding the bge-m3 ONNX export (`model.onnx`, `model.onnx_data` if any, `tokenizer.json`, `tokenizer_config.json`). Unset: text mode is off.' },
   embedDevice: { env: 'EMBED_DEVICE', default: 'auto', parse: oneOf('auto', 'cpu', 'cuda'), doc: 'ONNX Runtime execution provider: `auto` tries CUDA and falls back to CPU (one log line says which); `cuda` falls back too, with a warning.' },
   embedThreads: { env: 'EMBED_THREADS', default: 2, parse: int(1, 64), doc: 'Embedding worker threads (one ONNX Runtime session each). With 2 or more, bulk work never takes the last one, so queries never wait behind an import.' },

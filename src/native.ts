@@ -30,46 +30,87 @@ export interface NativeRows {
   vectors: Float32Array;
 }
 
-/** How a top-k was answered: 'scan-pending' = scanned because HNSW lags behind new chunks. */
-export type TopkPlan = 'scan' | 'scan-pending' | 'hnsw' | 'hnsw-then-scan';
+/**
+ * How a top-k was answered: 'scan' (no index yet, or the filters leave few chunks), 'scan-far'
+ * (the query is far from every list), 'index' (the nearest lists, read exactly, with the chunks
+ * not yet filed scanned beside them), 'index-then-scan' (the lists could not fill the page).
+ */
+export type TopkPlan = 'scan' | 'scan-far' | 'index' | 'index-then-scan';
+
+/** The planner's settings for one top-k (defaults in native/core/engine.h). */
+export interface TopkOptions {
+  scanMaxRows?: number;
+  probeDelta?: number;
+  /** 0: 64 per wanted revision, and 4 lists' worth. */
+  probeMinRows?: number;
+  /** 0: 3% of the rows, at least 30,000. */
+  probeMaxRows?: number;
+  farScore?: number;
+}
+
+/** What an index top-k read. */
+export interface ProbeStats {
+  lists: number;
+  rows: number;
+  /** Of those rows, the ones the filter allowed. */
+  allowed: number;
+  /** Rows not yet filed, scanned beside the lists. */
+  pending: number;
+  /** Revisions scored exactly in f16. */
+  rescored: number;
+}
 
 export interface NativeStats {
   segments: number;
   segmentRows: number;
   deltaRows: number;
-  hnswBase: number;
-  hnswDelta: number;
-  hnswPending: number;
+  /** 0 until the index is trained. */
+  indexLists: number;
+  indexRows: number;
+  /** Rows waiting to be filed (0 while the engine holds too few rows to train on). */
+  indexPending: number;
+  /** Labels below this are in the index file. */
+  indexSaved: number;
+  trainedRows: number;
   nextLabel: number;
+  threads: number;
   isa: string;
 }
 
 export interface NativeEngine {
   append(rows: NativeRows): void;
-  indexPending(max: number, threads: number): Promise<number>;
+  /** Files up to `max` rows in the index (training it first when due); resolves with the rows filed. */
+  indexPending(max: number): Promise<number>;
   seal(): Promise<void>;
   compact(): Promise<void>;
-  saveHnsw(threads: number): Promise<void>;
+  saveIndex(): Promise<void>;
   range(queries: Float32Array, specs: { threshold: number; cap: number; filter?: NativeFilter }[]): Promise<(NativeHits & { overflow: boolean })[]>;
-  /** 'auto' plans inside the worker: scan when the filter allows at most `scanMaxRows` rows, else HNSW, else scan. */
+  /**
+   * 'scan' is exact; 'index' reads the nearest lists only (plan 'far' when the query is far
+   * from all of them, `complete` false when they cannot fill k); 'auto' plans inside the worker.
+   */
   topk(
     query: Float32Array,
     k: number,
     minScore: number,
     filter: NativeFilter | null,
-    mode: 'scan' | 'hnsw' | 'auto',
-    scanMaxRows?: number,
-  ): Promise<NativeHits & { complete: boolean; plan: TopkPlan }>;
+    mode: 'scan' | 'index' | 'auto',
+    options?: TopkOptions,
+  ): Promise<NativeHits & { complete: boolean; plan: TopkPlan | 'scan' | 'index' | 'far'; probe: ProbeStats }>;
+  /** Rows the filter allows, counted. */
   count(filter: NativeFilter | null): number;
+  /** Rows the filter allows, estimated from the time index and per-source counts (no pass). */
+  estimate(filter: NativeFilter | null): number;
   stats(): NativeStats;
   /** Releases the directory lock (another process may then open it). */
   close(): void;
 }
 
 export interface NativeAddon {
-  Engine: new (options: { dir: string; connectivity?: number; expansionAdd?: number; expansionSearch?: number }) => NativeEngine;
-  measureBandwidth(bytes: number): Promise<number>;
-  setIsa(isa: 'auto' | 'generic' | 'avx2' | 'avx512'): string;
+  Engine: new (options: { dir: string; lists?: number; indexMinRows?: number; threads?: number }) => NativeEngine;
+  /** GB/s read by `threads` threads (default 1) summing a buffer of `bytes`. */
+  measureBandwidth(bytes: number, threads?: number): Promise<number>;
+  setIsa(isa: 'auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni'): string;
   isa: string;
   dims: number;
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -16,7 +17,7 @@ import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
-import { Maintenance, SearchEngine, VectorSearch } from './search/index.js';
+import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
 
 export interface Service extends MatchDeps {
@@ -75,11 +76,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     await store.close();
     throw e;
   }
-  const maintenance = new Maintenance(store, catalog, engine, log);
+  const maintenance = new Maintenance(store, catalog, engine, log, topkOptions(config));
   const behind = store.nextLabel() - engine.stats().nextLabel;
   if (behind > 0) log.info(`search engine is behind LMDB by ${behind} chunks: catching up`);
   maintenance.sync();
-  const search = new VectorSearch(catalog, engine, { maxMatches: config.matchMaxMatches, scanMaxChunks: config.exactScanMaxChunks }, log);
+  const search = new VectorSearch(catalog, engine, { maxMatches: config.matchMaxMatches, topk: topkOptions(config) }, log);
   let embedder: Embedder | null = null;
   try {
     embedder = await openEmbedder(config, log);
@@ -208,13 +209,23 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
 
 export const chunkSettings = (config: Config): ChunkSettings => ({ minTokens: config.chunkMinTokens, maxTokens: config.chunkMaxTokens });
 
+/** The top-k planner's settings. */
+export const topkOptions = (config: Config): TopkOptions => ({
+  scanMaxRows: config.exactScanMaxChunks,
+  probeDelta: config.indexProbeDelta,
+  probeMaxRows: config.indexProbeMaxChunks,
+  farScore: config.indexFarScore,
+});
+
 /** Opens the engine; one ahead of LMDB (a replaced store) is rebuilt from LMDB. */
 function openEngine(dir: string, store: Store, config: Config, log: Logger): SearchEngine {
   const options = {
-    connectivity: config.hnswConnectivity,
-    expansionAdd: config.hnswExpansionAdd,
-    expansionSearch: config.hnswExpansionSearch,
-    passes: 2,
+    lists: config.indexLists,
+    indexMinRows: config.indexMinChunks,
+    threads: config.searchThreads,
+    // A pass already runs on every thread; a second one at once would only take turns with it.
+    passes: 1,
+    topkConcurrency: config.searchThreads || os.availableParallelism(),
   };
   const fresh = !fs.existsSync(path.join(dir, 'manifest'));
   let engine = new SearchEngine(dir, options);

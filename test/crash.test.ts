@@ -28,7 +28,8 @@ const dataFile = (dataDir: string) => path.join(dataDir, 'lmdb', 'data.mdb');
 describe('crash safety', () => {
   it('SIGKILL during an import, then a re-run: every revision exactly once, index complete', async () => {
     const dataDir = path.join(root, 'killed');
-    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    // A small training threshold, so the run builds and files the relevance index as well.
+    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', INDEX_MIN_CHUNKS: '1000' };
     const child = spawn(process.execPath, [...CLI, 'import', file], { env, stdio: 'ignore' });
     // Kill once LMDB has taken some batches (or the import has finished: the end state must hold either way).
     const exited = new Promise((r) => child.once('exit', r));
@@ -48,13 +49,15 @@ describe('crash safety', () => {
     expect(Number(m![1]) + Number(m![2])).toBe(corpus.revisions.length);
     console.log(`killed import had stored ${m![2]} of ${corpus.revisions.length} revisions; the re-run added ${m![1]}`);
 
-    const service = await openService(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
+    const service = await openService(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', INDEX_MIN_CHUNKS: '1000' }));
     try {
+      await service.maintenance.flush();
       expect(service.store.nextOrd()).toBe(corpus.revisions.length);
       expect(service.store.nextLabel()).toBe(totalChunks);
       const stats = service.engine.stats();
       expect(stats.segmentRows + stats.deltaRows).toBe(totalChunks);
-      expect(stats.hnswBase + stats.hnswDelta).toBe(totalChunks);
+      expect(stats.indexRows).toBe(totalChunks);
+      expect(stats.indexPending).toBe(0);
       expect(service.store.timeAll.getKeysCount()).toBe(corpus.revisions.length);
       expect(service.store.timeFirst.getKeysCount()).toBe(corpus.articles.length);
     } finally {
@@ -68,7 +71,7 @@ describe('crash safety', () => {
     const service = await openService(config);
     await service.importFile(file);
     await service.close();
-    // Drop the search engine (segments + HNSW): the records alone must be enough.
+    // Drop the search engine (segments + the relevance index): the records alone must be enough.
     fs.rmSync(path.join(dataDir, 'engine'), { recursive: true });
 
     const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0'], {

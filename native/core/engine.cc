@@ -11,21 +11,28 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "hnsw.h"
 #include "kernels.h"
+#include "pool.h"
 
 namespace nm {
 
 namespace {
 
 const char* kManifest = "manifest";
-const char* kHnswFile = "hnsw.usearch";
+const char* kIndexFile = "index.nmi";
+constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '1', '\0'};
+// Rows filed per step: their codes are copied under the shared lock (~8 MB, ~2 ms) so an append
+// never waits on the assignment itself.
+constexpr size_t kFileBatch = 8192;
+// Rows the centroids are trained on, at most this many per list.
+constexpr size_t kSamplePerList = 64;
+constexpr size_t kTrainRounds = 10;
 
 std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
@@ -43,12 +50,64 @@ void fsync_dir(const std::string& dir) {
   }
 }
 
+// The index file: a header, the centroids, then one list id per label from `label_base`
+// (kNoRow for a label without a row). It is derived: a missing or damaged one is rebuilt.
+struct IndexHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t dims;
+  uint64_t trained_rows;
+  uint64_t label_base;
+  uint64_t labels;
+};
+
+// Candidates of an index scan, one entry per revision: bounds on its score from the int8 pass
+// and a row to rescore it from. The k-th largest lower bound is a floor no revision below can
+// enter the top k over; it is recomputed as the table doubles.
+class Candidates {
+ public:
+  Candidates(size_t k, float min_score) : k_(k), floor_(min_score), min_score_(min_score), recompute_at_(std::max<size_t>(64, 2 * k)) {}
+  float floor() const { return floor_; }
+  void add(uint64_t ord, uint32_t view, uint32_t row, float lo, float hi) {
+    if (hi < floor_) return;
+    auto [it, fresh] = by_ord_.try_emplace(ord, Entry{lo, hi, view, row});
+    if (!fresh) {
+      it->second.lo = std::max(it->second.lo, lo);
+      if (hi > it->second.hi) it->second.hi = hi, it->second.view = view, it->second.row = row;
+    }
+    if (by_ord_.size() >= recompute_at_) {
+      refloor();
+      recompute_at_ = std::max(recompute_at_, 2 * by_ord_.size());
+    }
+  }
+  void refloor() {
+    if (by_ord_.size() < k_) return;
+    std::vector<float> lo;
+    lo.reserve(by_ord_.size());
+    for (auto& e : by_ord_) lo.push_back(e.second.lo);
+    std::nth_element(lo.begin(), lo.begin() + (k_ - 1), lo.end(), std::greater<float>());
+    floor_ = std::max(floor_, lo[k_ - 1]);
+    for (auto it = by_ord_.begin(); it != by_ord_.end();) it = it->second.hi < floor_ ? by_ord_.erase(it) : std::next(it);
+  }
+  struct Entry {
+    float lo, hi;
+    uint32_t view, row;
+  };
+  const std::unordered_map<uint64_t, Entry>& entries() const { return by_ord_; }
+
+ private:
+  size_t k_;
+  float floor_, min_score_;
+  size_t recompute_at_;
+  std::unordered_map<uint64_t, Entry> by_ord_;
+};
+
 }  // namespace
 
-// Manifest: "seq N", "next_label N", "hnsw_label N" (labels below it are in the HNSW base
+// Manifest: "seq N", "next_label N", "index_label N" (labels below it are filed in the index
 // file), and one "segment NAME" line per live segment. Files it does not name are leftovers
 // of an interrupted seal or compaction and are deleted at open.
-Engine::Engine(EngineOptions o) : opt_(std::move(o)) {
+Engine::Engine(EngineOptions o) : opt_(std::move(o)), pool_(new Pool(opt_.threads)) {
   ::mkdir(opt_.dir.c_str(), 0755);
   // One process owns the directory (seals and compactions rename files in it).
   lock_fd_ = ::open(join(opt_.dir, "LOCK").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -68,14 +127,15 @@ Engine::Engine(EngineOptions o) : opt_(std::move(o)) {
 }
 
 void Engine::open_locked() {
-  hnsw_ = std::make_unique<Hnsw>(opt_.connectivity, opt_.expansion_add, opt_.expansion_search);
   std::set<std::string> live;
   std::ifstream in(join(opt_.dir, kManifest));
   std::string key, value;
+  uint64_t index_label = 0;
   while (in >> key >> value) {
     if (key == "seq") seq_ = std::stoull(value);
     else if (key == "next_label") sealed_label_ = std::stoull(value);
-    else if (key == "hnsw_label") hnsw_label_ = std::stoull(value);
+    else if (key == "index_label") index_label = std::stoull(value);
+    else if (key == "hnsw_label") continue;  // the graph index of earlier versions: its file is deleted below
     else if (key == "segment") {
       segments_.push_back(std::make_unique<Segment>(join(opt_.dir, value)));
       live.insert(value);
@@ -85,20 +145,48 @@ void Engine::open_locked() {
     while (dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
       bool seg = name.rfind("seg-", 0) == 0;
-      if ((seg && !live.count(name)) || name.find(".tmp") != std::string::npos) ::unlink(join(opt_.dir, name).c_str());
+      if ((seg && !live.count(name)) || name.find(".tmp") != std::string::npos || name == "hnsw.usearch") ::unlink(join(opt_.dir, name).c_str());
     }
     ::closedir(d);
   }
   next_label_ = sealed_label_;
-  bool base = hnsw_label_ > 0 && hnsw_->view_base(join(opt_.dir, kHnswFile));
   for (auto& s : segments_) {
     const Cols& c = s->cols();
-    for (size_t r = 0; r < c.n; r++) {
-      note_row(c, r);
-      if (!base || c.label[r] >= hnsw_label_) pending_.push_back(c.label[r]);
-    }
+    for (size_t r = 0; r < c.n; r++) note_row(c.label[r]);
   }
-  std::sort(pending_.begin(), pending_.end());
+  if (index_label == 0) return;
+  // The index file, if whole and consistent with the segments; otherwise every row is pending
+  // and the index is trained again.
+  std::string path = join(opt_.dir, kIndexFile);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return;
+  try {
+    IndexHeader h;
+    if (std::fread(&h, sizeof h, 1, f) != 1 || std::memcmp(h.magic, kIndexMagic, 8) != 0 || h.version != 1 || h.dims != kDims)
+      throw std::runtime_error("header");
+    Centroids c = Centroids::read(f, path);
+    std::vector<uint32_t> lists(h.labels);
+    if (std::fread(lists.data(), 4, h.labels, f) != h.labels) throw std::runtime_error("truncated");
+    uint64_t upto = std::min(index_label, next_label_);
+    if ((h.label_base > base_ && upto > base_ && !list_of_.empty()) || upto > h.label_base + h.labels) throw std::runtime_error("labels");
+    for (uint64_t label = std::max(base_, h.label_base); label < upto; label++) {
+      uint32_t l = lists[label - h.label_base];
+      uint32_t& mine = list_of(label);
+      if ((mine == kNoRow) != (l == kNoRow) || (l != kNoRow && l >= c.size())) throw std::runtime_error("rows");
+      mine = l;
+      filed_rows_ += l != kNoRow;
+    }
+    centroids_ = std::move(c);
+    trained_rows_ = h.trained_rows;
+    filed_to_ = saved_to_ = upto;
+  } catch (const std::exception&) {
+    for (auto& l : list_of_)
+      if (l != kNoRow) l = kUnfiled;
+    centroids_ = Centroids();
+    trained_rows_ = filed_to_ = saved_to_ = filed_rows_ = 0;
+  }
+  std::fclose(f);
+  build_lists(&seg_lists_, &delta_lists_);
 }
 
 Engine::~Engine() {
@@ -116,25 +204,24 @@ void Engine::check_open() const {
   if (closed_) throw std::runtime_error("the search engine is closed");
 }
 
-void Engine::note_row(const Cols& c, size_t r) {
-  uint64_t label = c.label[r];
-  if (attrs_.empty()) attr_base_ = label;
-  if (label < attr_base_) {  // rare: shift the table down
-    std::vector<Attr> grown(attrs_.size() + (attr_base_ - label));
-    std::copy(attrs_.begin(), attrs_.end(), grown.begin() + (attr_base_ - label));
-    attrs_.swap(grown);
-    attr_base_ = label;
+void Engine::note_row(uint64_t label) {
+  if (list_of_.empty()) base_ = label;
+  if (label < base_) {  // rare: shift the table down
+    std::vector<uint32_t> grown(list_of_.size() + (base_ - label), kNoRow);
+    std::copy(list_of_.begin(), list_of_.end(), grown.begin() + (base_ - label));
+    list_of_.swap(grown);
+    base_ = label;
   }
-  uint64_t i = label - attr_base_;  // append() has checked the spread
-  if (i >= attrs_.size()) attrs_.resize(std::max<uint64_t>(i + 1, attrs_.size() * 3 / 2));
-  attrs_[i] = {c.ord[r], c.time[r], c.source[r], c.first[r], 1};
+  uint64_t i = label - base_;  // append() has checked the spread
+  if (i >= list_of_.size()) list_of_.resize(std::max<uint64_t>(i + 1, list_of_.size() * 3 / 2), kNoRow);
+  list_of_[i] = kUnfiled;
   next_label_ = std::max(next_label_, label + 1);
 }
 
-const Engine::Attr* Engine::attr(uint64_t label) const {
-  if (label < attr_base_ || label - attr_base_ >= attrs_.size()) return nullptr;
-  const Attr* a = &attrs_[label - attr_base_];
-  return a->present ? a : nullptr;
+uint64_t Engine::rows_locked() const {
+  uint64_t n = delta_.size();
+  for (auto& s : segments_) n += s->cols().n;
+  return n;
 }
 
 void Engine::append(const std::vector<RowInput>& rows) {
@@ -142,55 +229,178 @@ void Engine::append(const std::vector<RowInput>& rows) {
   check_open();
   // Validate the whole batch before touching anything: a refused append changes nothing.
   uint64_t least = next_label_;
-  uint64_t base = attrs_.empty() && !rows.empty() ? rows[0].label : attr_base_;
+  uint64_t base = list_of_.empty() && !rows.empty() ? rows[0].label : base_;
   for (const RowInput& r : rows) {
     if (r.label < least) throw std::runtime_error("append: label " + std::to_string(r.label) + " is not new (labels must increase)");
-    if (r.label - base > (uint64_t)4 * (attrs_.size() + rows.size()) + 1024 * 1024)
+    if (r.label - base > (uint64_t)4 * (list_of_.size() + rows.size()) + 1024 * 1024)
       throw std::runtime_error("append: chunk labels are too sparse for the attribute table (label " + std::to_string(r.label) + ")");
     least = r.label + 1;
   }
-  size_t start = delta_.size();
-  for (const RowInput& r : rows) delta_.append(r);
-  Cols c = delta_.cols();
-  for (size_t r = start; r < c.n; r++) {
-    note_row(c, r);
-    pending_.push_back(c.label[r]);
+  for (const RowInput& r : rows) {
+    delta_.append(r);
+    note_row(r.label);
   }
 }
 
-size_t Engine::index_pending(size_t max, size_t threads) {
-  std::vector<uint64_t> labels;
-  std::vector<std::vector<uint16_t>> copies;
+void Engine::build_lists(std::vector<std::vector<Ref>>* seg, std::vector<std::vector<Ref>>* delta) const {
+  size_t n = centroids_.size();
+  seg->assign(n, {});
+  delta->assign(n, {});
+  for (size_t v = 0; v < segments_.size(); v++) {
+    const Cols& c = segments_[v]->cols();
+    for (size_t r = 0; r < c.n; r++) {
+      uint32_t l = list_of(c.label[r]);
+      if (l < n) (*seg)[l].push_back(ref((uint32_t)v, (uint32_t)r, c.first[r]));
+    }
+  }
+  Cols c = delta_.cols();
+  for (size_t r = 0; r < c.n; r++) {
+    uint32_t l = list_of(c.label[r]);
+    if (l < n) (*delta)[l].push_back(ref(kDelta, (uint32_t)r, c.first[r]));
+  }
+}
+
+size_t Engine::retrain() {
+  // A sample spread evenly over every row, copied out so appends go on while k-means runs.
+  uint64_t upto, rows;
+  size_t lists;
+  std::vector<int8_t> sample;
+  std::vector<float> scales;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    size_t n = std::min(max, pending_.size());
-    if (n == 0) return 0;
-    labels.assign(pending_.begin(), pending_.begin() + n);
-    // Locate each label's f16 row (pending labels are recent: mostly the delta).
-    std::unordered_map<uint64_t, size_t> want;
-    for (size_t i = 0; i < n; i++) want[labels[i]] = i;
-    copies.assign(n, {});
+    rows = rows_locked();
+    upto = next_label_;
+    lists = opt_.lists ? opt_.lists : default_lists(rows);
+    size_t want = std::min<uint64_t>(rows, kSamplePerList * lists);
+    sample.resize(want * kDims);
+    scales.resize(want);
     std::vector<Cols> views = views_locked();
-    for (auto it = views.rbegin(); it != views.rend() && !want.empty(); ++it)
-      for (size_t r = 0; r < it->n && !want.empty(); r++) {
-        auto f = want.find(it->label[r]);
-        if (f == want.end()) continue;
-        copies[f->second].assign(it->f16 + r * kDims, it->f16 + (r + 1) * kDims);
-        want.erase(f);
-      }
-    if (!want.empty()) throw std::runtime_error("index_pending: a queued label has no row");
+    uint64_t i = 0, taken = 0;
+    for (const Cols& c : views)
+      for (size_t r = 0; r < c.n; r++, i++)
+        // Row i is taken when it crosses the next multiple of rows / want.
+        if (taken < want && (i * want) / rows != ((i + 1) * want) / rows) {
+          std::memcpy(sample.data() + taken * kDims, c.i8 + r * kDims, kDims);
+          scales[taken++] = c.scale[r];
+        }
+    sample.resize(taken * kDims);
+    scales.resize(taken);
   }
-  std::vector<const uint16_t*> ptrs(labels.size());
-  for (size_t i = 0; i < labels.size(); i++) ptrs[i] = copies[i].data();
-  hnsw_->add(labels, ptrs, threads);
+  std::vector<const int8_t*> ptrs(scales.size());
+  for (size_t i = 0; i < ptrs.size(); i++) ptrs[i] = sample.data() + i * kDims;
+  Centroids centroids = Centroids::train(ptrs, scales, lists, kTrainRounds, 0x5eed + rows, *pool_);
+  std::vector<int8_t>().swap(sample);
+  // File every row held now against the new centroids, a batch at a time.
+  std::vector<uint32_t> fresh(upto > base_ ? upto - base_ : 0, kNoRow);
+  size_t filed = 0;
+  std::vector<int8_t> codes(kFileBatch * kDims);
+  std::vector<const int8_t*> batch;
+  std::vector<uint64_t> labels;
+  std::vector<uint32_t> out(kFileBatch);
+  size_t nviews;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    nviews = segments_.size() + 1;
+  }
+  for (size_t v = 0; v < nviews; v++) {
+    for (size_t at = 0;;) {
+      batch.clear();
+      labels.clear();
+      {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        std::vector<Cols> views = views_locked();
+        const Cols& c = views[v];
+        for (; at < c.n && batch.size() < kFileBatch; at++) {
+          if (c.label[at] >= upto) continue;
+          std::memcpy(codes.data() + batch.size() * kDims, c.i8 + at * kDims, kDims);
+          batch.push_back(codes.data() + batch.size() * kDims);
+          labels.push_back(c.label[at]);
+        }
+      }
+      if (batch.empty()) break;
+      centroids.assign(batch, out.data(), *pool_);
+      for (size_t i = 0; i < batch.size(); i++) fresh[labels[i] - base_] = out[i];
+      filed += batch.size();
+    }
+  }
+  std::vector<std::vector<Ref>> seg, delta;
   std::unique_lock<std::shared_mutex> lock(mu_);
-  pending_.erase(pending_.begin(), pending_.begin() + labels.size());
-  return labels.size();
+  centroids_ = std::move(centroids);
+  trained_rows_ = rows;
+  for (uint64_t label = base_; label < upto; label++)
+    if (list_of(label) != kNoRow) list_of(label) = fresh[label - base_];
+  filed_to_ = upto;
+  filed_rows_ = filed;
+  saved_to_ = 0;  // the file holds the old centroids' lists
+  build_lists(&seg_lists_, &delta_lists_);
+  return filed;
+}
+
+size_t Engine::index_pending(size_t max) {
+  std::lock_guard<std::mutex> m(maintenance_);
+  check_open();
+  bool train;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    uint64_t rows = rows_locked();
+    bool trained = centroids_.size() > 0;
+    train = trained ? rows >= 4 * trained_rows_ : rows >= std::max<uint64_t>(1, opt_.index_min_rows);
+    if (!train && (!trained || filed_to_ >= next_label_)) return 0;
+  }
+  if (train) return retrain();
+  size_t filed = 0;
+  std::vector<int8_t> codes(kFileBatch * kDims);
+  std::vector<const int8_t*> batch;
+  std::vector<Ref> refs;
+  std::vector<uint64_t> labels;
+  std::vector<uint32_t> out(kFileBatch);
+  while (filed < max) {
+    uint64_t from, to;
+    batch.clear(), refs.clear(), labels.clear();
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      from = filed_to_;
+      to = std::min<uint64_t>(next_label_, from + std::min<uint64_t>(kFileBatch, max - filed));
+      if (from >= to) break;
+      // Pending rows are mostly the delta's newest (labels ascending there); after a restart
+      // they may be in segments too.
+      Cols d = delta_.cols();
+      size_t r = (size_t)(std::lower_bound(d.label, d.label + d.n, from) - d.label);
+      for (; r < d.n && d.label[r] < to; r++) refs.push_back(ref(kDelta, (uint32_t)r, d.first[r])), labels.push_back(d.label[r]);
+      for (size_t v = 0; v < segments_.size(); v++) {
+        const Cols& c = segments_[v]->cols();
+        if (c.max_label < from) continue;
+        for (size_t x = 0; x < c.n; x++)
+          if (c.label[x] >= from && c.label[x] < to) refs.push_back(ref((uint32_t)v, (uint32_t)x, c.first[x])), labels.push_back(c.label[x]);
+      }
+      std::vector<Cols> views = views_locked();
+      for (size_t i = 0; i < refs.size(); i++) {
+        std::memcpy(codes.data() + i * kDims, view_of(views, refs[i].view()).i8 + (size_t)refs[i].row * kDims, kDims);
+        batch.push_back(codes.data() + i * kDims);
+      }
+    }
+    if (!batch.empty()) centroids_.assign(batch, out.data(), *pool_);
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    // Seals and compactions wait for this call (the maintenance mutex): the refs still hold.
+    std::set<uint32_t> touched;
+    for (size_t i = 0; i < refs.size(); i++) {
+      list_of(labels[i]) = out[i];
+      if (refs[i].view() == kDelta) delta_lists_[out[i]].push_back(refs[i]);
+      else seg_lists_[out[i]].push_back(refs[i]), touched.insert(out[i]);
+    }
+    // Segment refs stay in row order, so a list is read in address order.
+    for (uint32_t l : touched)
+      std::sort(seg_lists_[l].begin(), seg_lists_[l].end(), [](Ref a, Ref b) { return a.view() < b.view() || (a.view() == b.view() && a.row < b.row); });
+    filed_to_ = to;
+    filed_rows_ += refs.size();
+    filed += refs.size();
+  }
+  return filed;
 }
 
 void Engine::write_manifest_locked() {
   std::ostringstream m;
-  m << "seq " << seq_ << "\nnext_label " << sealed_label_ << "\nhnsw_label " << hnsw_label_ << "\n";
+  m << "seq " << seq_ << "\nnext_label " << sealed_label_ << "\nindex_label " << saved_to_ << "\n";
   for (auto& s : segments_) {
     std::string p = s->path();
     m << "segment " << p.substr(p.find_last_of('/') + 1) << "\n";
@@ -222,6 +432,16 @@ void Engine::seal() {
     delta_.write_sorted(join(opt_.dir, name));
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));
+  // The new segment's rows by list (filing waits on the maintenance mutex: list_of_ holds).
+  std::vector<std::pair<uint32_t, Ref>> filed;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const Cols& c = seg->cols();
+    for (size_t r = 0; r < c.n; r++) {
+      uint32_t l = list_of(c.label[r]);
+      if (l < centroids_.size()) filed.push_back({l, ref((uint32_t)segments_.size(), (uint32_t)r, c.first[r])});
+    }
+  }
   std::unique_lock<std::shared_mutex> lock(mu_);
   // Rows appended between the write and this lock stay in the delta.
   RowBuffer rest;
@@ -231,6 +451,13 @@ void Engine::seal() {
   for (size_t r = n; r < c.n; r++) rest.append_from(c, r);
   delta_ = std::move(rest);
   segments_.push_back(std::move(seg));
+  for (auto& [l, ref] : filed) seg_lists_[l].push_back(ref);
+  for (auto& l : delta_lists_) l.clear();
+  Cols d = delta_.cols();
+  for (size_t r = 0; r < d.n; r++) {
+    uint32_t l = list_of(d.label[r]);
+    if (l < centroids_.size()) delta_lists_[l].push_back(ref(kDelta, (uint32_t)r, d.first[r]));
+  }
   seq_++;
   sealed_label_ = std::max(sealed_label_, top);
   write_manifest_locked();
@@ -254,29 +481,62 @@ void Engine::compact() {
     all.write_sorted(join(opt_.dir, name));
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));
+  // Seals wait for this call, so every segment is merged and the merged one is the only one.
+  std::vector<std::vector<Ref>> lists(centroids_.size());
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const Cols& c = seg->cols();
+    for (size_t r = 0; r < c.n; r++) {
+      uint32_t l = list_of(c.label[r]);
+      if (l < lists.size()) lists[l].push_back(ref(0, (uint32_t)r, c.first[r]));
+    }
+  }
   std::vector<std::string> old;
   {
     std::unique_lock<std::shared_mutex> lock(mu_);
     for (size_t i = 0; i < merged; i++) old.push_back(segments_[i]->path());
-    segments_.erase(segments_.begin(), segments_.begin() + merged);
-    segments_.insert(segments_.begin(), std::move(seg));
+    segments_.clear();
+    segments_.push_back(std::move(seg));
+    seg_lists_.swap(lists);
     seq_++;
     write_manifest_locked();
   }
   for (auto& p : old) ::unlink(p.c_str());
 }
 
-void Engine::save_hnsw(size_t threads) {
+void Engine::save_index() {
   std::lock_guard<std::mutex> m(maintenance_);
   check_open();
-  uint64_t covered;
+  std::string path = join(opt_.dir, kIndexFile), tmp = path + ".tmp";
+  uint64_t upto;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    covered = pending_.empty() ? next_label_ : pending_.front();
+    if (centroids_.size() == 0 || (filed_to_ == saved_to_ && saved_to_ > 0)) return;
+    upto = filed_to_;
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error("create " + tmp + ": " + std::strerror(errno));
+    try {
+      IndexHeader h{};
+      std::memcpy(h.magic, kIndexMagic, 8);
+      h.version = 1;
+      h.dims = kDims;
+      h.trained_rows = trained_rows_;
+      h.label_base = base_;
+      h.labels = upto > base_ ? upto - base_ : 0;
+      if (std::fwrite(&h, sizeof h, 1, f) != 1) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
+      centroids_.write(f, tmp);
+      if (h.labels && std::fwrite(list_of_.data(), 4, h.labels, f) != h.labels) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
+      if (std::fflush(f) != 0 || ::fsync(fileno(f)) != 0) throw std::runtime_error("fsync " + tmp + ": " + std::strerror(errno));
+    } catch (...) {
+      std::fclose(f);
+      ::unlink(tmp.c_str());
+      throw;
+    }
+    std::fclose(f);
   }
-  hnsw_->fold_into(join(opt_.dir, kHnswFile), threads);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
   std::unique_lock<std::shared_mutex> lock(mu_);
-  hnsw_label_ = covered;
+  saved_to_ = upto;
   write_manifest_locked();
 }
 
@@ -290,89 +550,149 @@ std::vector<Cols> Engine::views_locked() const {
 std::vector<RangeResult> Engine::range(const std::vector<RangeQuery>& queries) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   check_open();
-  return range_batch(views_locked(), queries);
+  return range_batch(views_locked(), queries, *pool_);
 }
 
 std::vector<Hit> Engine::topk(const float* q, size_t k, float min_score, const Filter& f) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   check_open();
-  return topk_scan(views_locked(), q, k, min_score, f);
+  return topk_scan(views_locked(), q, k, min_score, f, *pool_);
 }
 
-std::vector<Hit> Engine::topk_hnsw(const float* q, size_t k, float min_score, const Filter& f, bool* complete) const {
+std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, bool* complete,
+                                    bool* far, ProbeStats* ps) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   check_open();
   *complete = false;
-  if (!pending_.empty() || k == 0) return {};
-  std::vector<uint16_t> q16(kDims), v16(kDims);
-  f32_to_f16_n(q, q16.data(), kDims);
-  bool filtered = f.tmin != INT64_MIN || f.tmax != INT64_MAX || f.first_only || !f.sources.empty();
-  std::function<bool(uint64_t)> allow = [&](uint64_t label) {
-    const Attr* a = attr(label);
-    return a && a->time >= f.tmin && a->time <= f.tmax && (!f.first_only || a->first) && source_allowed(f, a->source);
-  };
+  *far = false;
+  size_t nc = centroids_.size();
+  if (nc == 0 || k == 0) return {};
   const Kernels& K = kernels();
-  // Over-fetch chunks, group by revision, widen until k revisions are certain.
-  for (size_t want = std::max<size_t>(64, 4 * k);; want *= 4) {
-    auto matches = hnsw_->search(q16.data(), want, filtered ? &allow : nullptr);
-    std::unordered_map<uint64_t, Hit> by_ord;
-    for (auto& m : matches) {
-      const Attr* a = attr(m.label);
-      if (!a || by_ord.count(a->ord)) continue;
-      // Score the whole revision (its chunks have adjacent labels), exactly as the scan does.
-      Hit best{a->ord, m.label, -INFINITY};
-      uint64_t lo = m.label, hi = m.label;
-      while (lo > attr_base_ && attr(lo - 1) && attr(lo - 1)->ord == a->ord) lo--;
-      while (attr(hi + 1) && attr(hi + 1)->ord == a->ord) hi++;
-      for (uint64_t l = lo; l <= hi; l++) {
-        if (!hnsw_->get(l, v16.data())) continue;
-        float s = K.dot_f16_f32(v16.data(), q, kDims);
-        if (s > best.score) best.score = s, best.label = l;
+  std::vector<Cols> views = views_locked();
+  Prepared p;
+  prepare(q, &p);
+  std::vector<float> cs(nc);
+  centroids_.score(p, cs.data());
+  std::vector<uint32_t> order(nc);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return cs[a] > cs[b] || (cs[a] == cs[b] && a < b); });
+  auto list_rows = [&](uint32_t l) { return (uint64_t)(seg_lists_[l].size() + delta_lists_[l].size()); };
+  uint64_t rows = rows_locked();
+  uint64_t max_rows = o.probe_max_rows ? o.probe_max_rows : std::max<uint64_t>(30000, rows * 3 / 100);
+  // Far from every list: nothing to steer by, so the caller scans everything.
+  if (cs[order[0]] < o.far_score) return *far = true, std::vector<Hit>{};
+  // The lists to read: those within probe_delta of the best, and on until probe_min_rows
+  // allowed rows are read (where the geometry is less clustered than probe_delta assumes, or a
+  // filter thins the lists, a top-k spans more lists).
+  uint64_t min_rows = o.probe_min_rows ? o.probe_min_rows : std::max<uint64_t>(64 * k, 4 * rows / nc);
+  size_t within = 0;
+  uint64_t within_rows = 0;
+  while (within < nc && cs[order[within]] >= cs[order[0]] - o.probe_delta) within_rows += list_rows(order[within++]);
+  // Too many rows about as near as the nearest: nothing to steer by, so the caller scans.
+  if (within_rows > max_rows) return *far = true, std::vector<Hit>{};
+
+  Candidates cand(k, min_score);
+  ProbeStats st;
+  int32_t dots[4];
+  bool any = filtered(f), first_only = f.first_only && f.tmin == INT64_MIN && f.tmax == INT64_MAX && f.sources.empty();
+  auto read_list = [&](uint32_t l) {
+    st.lists++;
+    for (const auto* refs : {&seg_lists_[l], &delta_lists_[l]}) {
+      st.rows += refs->size();
+      // Allowed rows four at a time: the kernel has four rows' loads in flight.
+      Ref sel[4];
+      const Cols* cols[4];
+      size_t m = 0;
+      auto flush = [&]() {
+        if (m == 0) return;
+        const int8_t* v[4];
+        for (size_t i = 0; i < 4; i++) v[i] = cols[std::min(i, m - 1)]->i8 + (size_t)sel[std::min(i, m - 1)].row * kDims;
+        K.dot_i8_4x1(v, p.code, p.sum, kDims, dots);
+        for (size_t i = 0; i < m; i++) {
+          const Cols& c = *cols[i];
+          size_t r = sel[i].row;
+          float a = approx(c, r, p, dots[i]), e = bound(c, r, p);
+          cand.add(c.ord[r], sel[i].view(), sel[i].row, a - e, a + e);
+        }
+        m = 0;
+      };
+      size_t n = refs->size();
+      for (size_t j = 0; j < n; j++) {
+        // A list's rows are scattered over the column: ask for a row's codes a few rows ahead.
+        if (j + 6 < n) {
+          Ref ahead = (*refs)[j + 6];
+          const int8_t* a = view_of(views, ahead.view()).i8 + (size_t)ahead.row * kDims;
+          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(a + o);
+        }
+        Ref x = (*refs)[j];
+        if (first_only ? !x.first() : any && !row_allowed(view_of(views, x.view()), x.row, f)) continue;
+        st.allowed++;
+        sel[m] = x, cols[m] = &view_of(views, x.view());
+        if (++m == 4) flush();
       }
-      by_ord[a->ord] = best;
+      flush();
+    }
+  };
+  // Rows not yet filed are scanned exactly beside the lists (labels at or above the mark).
+  std::vector<Hit> pending;
+  st.pending = rows - filed_rows_;
+  if (st.pending > 0) pending = topk_scan(views, q, k, min_score, f, *pool_, RowSet{filed_to_});
+  std::unordered_map<uint64_t, Hit> exact;  // revisions scored, by ord
+  auto result = [&]() {
+    cand.refloor();
+    float fl = std::max(cand.floor(), min_score);
+    for (auto& [ord, e] : cand.entries()) {
+      if (e.hi < fl || exact.count(ord)) continue;
+      exact[ord] = score_revision(view_of(views, e.view), e.row, q);
+      st.rescored++;
+    }
+    std::unordered_map<uint64_t, Hit> by_ord;
+    for (auto& [ord, h] : exact)
+      if (h.score >= min_score) by_ord[ord] = h;
+    for (const Hit& h : pending) {
+      auto it = by_ord.find(h.ord);
+      if (it == by_ord.end() || better(h, it->second)) by_ord[h.ord] = h;
     }
     std::vector<Hit> hits;
-    for (auto& [ord, h] : by_ord)
-      if (h.score >= min_score) hits.push_back(h);
-    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.ord < b.ord); });
-    // Fewer matches than asked for means the search ran dry, which proves nothing: HNSW can
-    // leave nodes no search reaches. Only a search that saw every allowed chunk is exhaustive.
-    bool exhausted = matches.size() < want && count_allowed(views_locked(), f, matches.size() + 1) <= matches.size();
-    float tail = matches.empty() ? 1.0f : 1.0f - matches.back().distance;
-    // Done when k revisions beat every chunk not yet seen, or nothing more can be found.
-    if (exhausted || (hits.size() >= k && hits[k - 1].score >= tail) || tail < min_score || matches.size() < want) {
-      if (hits.size() > k) hits.resize(k);
-      // Running below min_score before k revisions proves nothing either: HNSW may have missed
-      // a chunk above it (seen in the conformance tests), so the caller scans. Nor does running
-      // dry under a selective filter: the allowed chunks the graph did not lead to may score
-      // anything (a narrow time window lost a top revision this way), so the caller scans.
-      bool ran_dry = matches.size() < want && !exhausted;
-      *complete = exhausted || (!ran_dry && hits.size() >= k);
-      return hits;
-    }
-    if (want >= 16384) return {};  // too sparse for HNSW: the caller scans
+    hits.reserve(by_ord.size());
+    for (auto& [ord, h] : by_ord) hits.push_back(h);
+    std::sort(hits.begin(), hits.end(), better);
+    if (hits.size() > k) hits.resize(k);
+    return hits;
+  };
+  size_t next = 0;
+  for (; next < nc && (next < within || st.allowed < min_rows) && st.rows < max_rows; next++) read_list(order[next]);
+  std::vector<Hit> hits = result();
+  // Short of k (a selective filter, a high min_score): read further lists, nearest first, a
+  // few at a time, while the row budget lasts.
+  while (hits.size() < k && next < nc && st.rows < max_rows) {
+    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(order[next]);
+    hits = result();
   }
+  // Every list read (the rest are empty): the answer is exact.
+  while (next < nc && list_rows(order[next]) == 0) next++;
+  *complete = hits.size() >= k || next == nc;
+  if (ps) *ps = st;
+  return hits;
 }
 
-std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score, const Filter& f, uint64_t scan_max_rows,
-                                       Plan* plan) const {
+std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, Plan* plan,
+                                       ProbeStats* ps) const {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     check_open();
-    // Count allowed rows only up to the budget: past it the answer is "HNSW" either way.
-    uint64_t allowed = count_allowed(views_locked(), f, scan_max_rows + 1);
-    if (allowed <= scan_max_rows || !pending_.empty()) {
-      *plan = allowed <= scan_max_rows ? Plan::ScanSmall : Plan::ScanPending;
-      return topk_scan(views_locked(), q, k, min_score, f);
+    if (centroids_.size() == 0 || estimate_allowed(views_locked(), f) <= o.scan_max_rows) {
+      *plan = Plan::Scan;
+      return topk_scan(views_locked(), q, k, min_score, f, *pool_);
     }
   }
-  bool complete = false;
-  std::vector<Hit> hits = topk_hnsw(q, k, min_score, f, &complete);
-  if (complete) {
-    *plan = Plan::Hnsw;
+  bool complete = false, far = false;
+  std::vector<Hit> hits = topk_index(q, k, min_score, f, o, &complete, &far, ps);
+  if (complete && !far) {
+    *plan = Plan::Index;
     return hits;
   }
-  *plan = Plan::HnswThenScan;
+  *plan = far ? Plan::ScanFar : Plan::IndexThenScan;
   return topk(q, k, min_score, f);
 }
 
@@ -382,16 +702,28 @@ uint64_t Engine::count(const Filter& f) const {
   return count_allowed(views_locked(), f);
 }
 
+uint64_t Engine::estimate(const Filter& f) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
+  return estimate_allowed(views_locked(), f);
+}
+
 EngineStats Engine::stats() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   EngineStats s;
   s.segments = segments_.size();
   for (auto& seg : segments_) s.segment_rows += seg->cols().n;
   s.delta_rows = delta_.size();
-  s.hnsw_base = hnsw_->base_size();
-  s.hnsw_delta = hnsw_->delta_size();
-  s.hnsw_pending = pending_.size();
+  s.index_lists = centroids_.size();
+  uint64_t rows = s.segment_rows + s.delta_rows;
+  uint64_t pending = rows - filed_rows_;
+  bool waiting = s.index_lists > 0 || rows >= opt_.index_min_rows;
+  s.index_pending = waiting ? pending : 0;
+  s.index_rows = filed_rows_;
+  s.index_saved = saved_to_;
+  s.trained_rows = trained_rows_;
   s.next_label = next_label_;
+  s.threads = pool_->width();
   s.isa = kernels().isa;
   return s;
 }

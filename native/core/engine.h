@@ -1,6 +1,6 @@
-// The search engine: sealed segments + in-memory delta (rows), and a usearch HNSW index over
-// the same chunks (a memory-mapped base file + an in-memory delta index). Queries take a
-// shared lock; appends, seals and swaps take the exclusive one only briefly.
+// The search engine: sealed segments + in-memory delta (rows), and an inverted-file index over
+// the same chunks (ivf.h): centroids, and for each centroid the rows filed under it. Queries
+// take a shared lock; appends, filing, seals and swaps take the exclusive one only briefly.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -9,89 +9,140 @@
 #include <string>
 #include <vector>
 
+#include "ivf.h"
 #include "scan.h"
 #include "segment.h"
 
 namespace nm {
 
+class Pool;
+
 struct EngineOptions {
   std::string dir;
-  size_t connectivity = 32;
-  size_t expansion_add = 256;
-  size_t expansion_search = 64;
+  size_t lists = 0;                  // index lists when it is trained; 0: about sqrt(rows)
+  uint64_t index_min_rows = 65536;   // the index is trained once the engine holds this many rows
+  size_t threads = 0;                // threads of scans and index builds; 0: one per core
 };
 
 struct EngineStats {
-  size_t segments = 0, segment_rows = 0, delta_rows = 0, hnsw_base = 0, hnsw_delta = 0, hnsw_pending = 0;
+  size_t segments = 0, segment_rows = 0, delta_rows = 0;
+  size_t index_lists = 0;       // 0 until the index is trained
+  uint64_t index_rows = 0;      // rows filed in the index
+  uint64_t index_pending = 0;   // rows waiting to be filed (0 while too few rows to train on)
+  uint64_t index_saved = 0;     // labels below this are in the index file
+  uint64_t trained_rows = 0;    // rows held when the centroids were trained
   uint64_t next_label = 0;
+  size_t threads = 0;
   const char* isa = "";
 };
 
-class Hnsw;
+// The planner's settings for one top-k query.
+struct TopkOptions {
+  uint64_t scan_max_rows = 50000;  // filters leaving at most this many rows (estimated) are scanned
+  float probe_delta = 0.05f;       // read every list whose centroid scores within this of the best one
+  uint64_t probe_min_rows = 0;     // and on until this many allowed rows are read (0: 64 per wanted revision, and 4 lists' worth)
+  uint64_t probe_max_rows = 0;     // more rows than this within probe_delta: the query is far (0: 3% of rows, at least 30,000)
+  float far_score = 0.3f;          // a best centroid below this: the query is far from all data
+};
+
+// What a top-k query read.
+struct ProbeStats {
+  size_t lists = 0;        // lists read
+  uint64_t rows = 0;       // rows of those lists (allowed or not)
+  uint64_t allowed = 0;    // of which the filter allowed
+  uint64_t pending = 0;    // rows not yet filed, scanned beside the lists
+  size_t rescored = 0;     // revisions scored exactly in f16
+};
 
 class Engine {
  public:
-  // Opens (or creates) the engine in `dir`: reads the manifest, maps segments, views the HNSW
-  // base file, and queues rows the HNSW index lacks. Throws std::runtime_error.
+  // Opens (or creates) the engine in `dir`: reads the manifest, maps segments, reads the index
+  // file. Throws std::runtime_error.
   explicit Engine(EngineOptions o);
   ~Engine();
 
   // Appends rows to the delta. Labels must be new and increasing.
   void append(const std::vector<RowInput>& rows);
-  // Adds up to `max` queued rows to the HNSW delta using `threads` threads. Returns rows added.
-  size_t index_pending(size_t max, size_t threads);
+  // Files up to `max` rows not yet in the index, training the centroids first when there are
+  // none and enough rows (and again, filing every row anew, once the rows have grown 4x since).
+  // Returns the rows filed.
+  size_t index_pending(size_t max);
   // Writes the delta as a sorted segment and records it in the manifest.
   void seal();
   // Merges every segment into one.
   void compact();
-  // Folds the HNSW delta into a new base file and views it.
-  void save_hnsw(size_t threads);
+  // Writes the centroids and every filed row's list to the index file.
+  void save_index();
 
   std::vector<RangeResult> range(const std::vector<RangeQuery>& queries) const;
+  // Exact top-k by revision: a scan of every allowed row, on all threads.
   std::vector<Hit> topk(const float* q, size_t k, float min_score, const Filter& f) const;
-  // HNSW top-k by revision; `complete` is false when HNSW could not fill k rows (caller scans).
-  std::vector<Hit> topk_hnsw(const float* q, size_t k, float min_score, const Filter& f, bool* complete) const;
+  // Top-k from the index: the nearest lists read exactly, and the rows not yet filed scanned
+  // beside them. `far` when the query is far from every list (its best centroid scores below
+  // far_score, or too many rows lie within probe_delta); `complete` false when the lists the
+  // row budget allows could not fill k. In either case the caller scans.
+  std::vector<Hit> topk_index(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, bool* complete, bool* far,
+                              ProbeStats* ps) const;
   // How a planned top-k was answered.
-  enum class Plan { ScanSmall, ScanPending, Hnsw, HnswThenScan };
-  // Top-k planned here, on the calling (worker) thread: an exact scan when the filter allows at
-  // most `scan_max_rows` rows or HNSW lags behind; HNSW otherwise, and the scan when HNSW
-  // cannot fill k rows, so a page is never under-filled.
-  std::vector<Hit> topk_planned(const float* q, size_t k, float min_score, const Filter& f, uint64_t scan_max_rows, Plan* plan) const;
+  enum class Plan { Scan, ScanFar, Index, IndexThenScan };
+  // Top-k planned here, on the calling (worker) thread: an exact scan when there is no index
+  // yet, when the filter leaves few rows (estimated), or when the query is far from the data;
+  // the index otherwise, and the scan when the index cannot fill k rows.
+  std::vector<Hit> topk_planned(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, Plan* plan,
+                                ProbeStats* ps) const;
   uint64_t count(const Filter& f) const;
+  uint64_t estimate(const Filter& f) const;
   EngineStats stats() const;
   // Releases the directory lock; later calls throw. Memory goes when the last user lets go.
   void close();
 
  private:
-  struct Attr {
-    uint64_t ord;
-    int64_t time;
-    uint32_t source;
-    uint8_t first;
-    uint8_t present;
+  // A filed row: its view (a segment's index, or kDelta) in the low 31 bits of `tag` and its
+  // first-revision flag in the top bit, so the API's default filter (first revisions only)
+  // costs no read of the row's columns.
+  struct Ref {
+    uint32_t tag;
+    uint32_t row;
+    uint32_t view() const { return tag & 0x7fffffffu; }
+    bool first() const { return tag >> 31; }
   };
+  static constexpr uint32_t kDelta = 0x7fffffffu;
+  static Ref ref(uint32_t view, uint32_t row, uint8_t first) { return {view | (first ? 0x80000000u : 0u), row}; }
+  static constexpr uint32_t kUnfiled = 0xffffffffu;  // a row not yet filed in a list
+  static constexpr uint32_t kNoRow = 0xfffffffeu;    // a label with no row
+
   void open_locked();
   std::vector<Cols> views_locked() const;
-  void note_row(const Cols& c, size_t r);
-  const Attr* attr(uint64_t label) const;
+  const Cols& view_of(const std::vector<Cols>& views, uint32_t view) const { return view == kDelta ? views.back() : views[view]; }
+  void note_row(uint64_t label);
+  uint32_t& list_of(uint64_t label) { return list_of_[label - base_]; }
+  uint32_t list_of(uint64_t label) const { return label >= base_ && label - base_ < list_of_.size() ? list_of_[label - base_] : kNoRow; }
+  uint64_t rows_locked() const;
+  // Segment rows and delta rows by list, from list_of_.
+  void build_lists(std::vector<std::vector<Ref>>* seg, std::vector<std::vector<Ref>>* delta) const;
+  size_t retrain();
   void write_manifest_locked();
+  void check_open() const;
 
   EngineOptions opt_;
+  std::unique_ptr<Pool> pool_;
   mutable std::shared_mutex mu_;
   std::vector<std::unique_ptr<Segment>> segments_;
   RowBuffer delta_;
-  uint64_t next_label_ = 0;   // one past the largest label held
-  uint64_t sealed_label_ = 0; // one past the largest label in a segment
-  uint64_t seq_ = 0;          // segment file sequence
-  uint64_t hnsw_label_ = 0;   // labels below it are in the HNSW base file
-  std::vector<Attr> attrs_;   // by label - attr_base_
-  uint64_t attr_base_ = 0;
-  std::unique_ptr<Hnsw> hnsw_;
-  std::vector<uint64_t> pending_;  // labels not yet in HNSW, ascending
-  std::mutex maintenance_;         // one seal / compact / save at a time
-  int lock_fd_ = -1;               // flock on dir/LOCK: one process owns an engine directory
+  uint64_t next_label_ = 0;    // one past the largest label held
+  uint64_t sealed_label_ = 0;  // one past the largest label in a segment
+  uint64_t seq_ = 0;           // segment file sequence
+  std::vector<uint32_t> list_of_;  // by label - base_: a list, kUnfiled or kNoRow
+  uint64_t base_ = 0;
+  Centroids centroids_;
+  uint64_t trained_rows_ = 0;
+  uint64_t filed_to_ = 0;      // labels below this are filed (or have no row)
+  uint64_t filed_rows_ = 0;    // rows filed
+  uint64_t saved_to_ = 0;      // labels below this are in the index file
+  std::vector<std::vector<Ref>> seg_lists_, delta_lists_;
+  std::mutex maintenance_;     // one index / seal / compact / save at a time
+  int lock_fd_ = -1;           // flock on dir/LOCK: one process owns an engine directory
   std::atomic<bool> closed_{false};
-  void check_open() const;
 };
 
 }  // namespace nm

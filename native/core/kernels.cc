@@ -65,18 +65,6 @@ void f32_to_f16_n(const float* in, uint16_t* out, size_t n) { kernels().to_f16(i
 
 float quantize_i8(const float* v, int8_t* code, size_t n) { return kernels().quantize_i8(v, code, n); }
 
-float quantize_i16(const float* q, int16_t* code, size_t n) {
-  float m = 0;
-  for (size_t i = 0; i < n; i++) m = std::fmax(m, std::fabs(q[i]));
-  if (m == 0) {
-    std::memset(code, 0, n * 2);
-    return 0;
-  }
-  float scale = m / 32767.0f, inv = 32767.0f / m;
-  for (size_t i = 0; i < n; i++) code[i] = (int16_t)std::lrintf(q[i] * inv);
-  return scale;
-}
-
 // ---- generic ----
 
 static float dot_f16_f32_generic(const uint16_t* v, const float* q, size_t n) {
@@ -84,15 +72,17 @@ static float dot_f16_f32_generic(const uint16_t* v, const float* q, size_t n) {
   for (size_t i = 0; i < n; i++) s += f16_to_f32(v[i]) * q[i];
   return s;
 }
-static float dot_f16_f16_generic(const uint16_t* a, const uint16_t* b, size_t n) {
-  float s = 0;
-  for (size_t i = 0; i < n; i++) s += f16_to_f32(a[i]) * f16_to_f32(b[i]);
-  return s;
-}
-static int32_t dot_i8_i16_generic(const int8_t* v, const int16_t* q, size_t n) {
+static int32_t dot_i8_generic(const int8_t* v, const int8_t* q, int32_t, size_t n) {
   int32_t s = 0;
   for (size_t i = 0; i < n; i++) s += (int32_t)v[i] * (int32_t)q[i];
   return s;
+}
+static void dot_i8_4x4_generic(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out) {
+  for (int r = 0; r < 4; r++)
+    for (int j = 0; j < 4; j++) out[r * 4 + j] = dot_i8_generic(v[r], q[j], qsum[j], n);
+}
+static void dot_i8_4x1_generic(const int8_t* const* v, const int8_t* q, int32_t qsum, size_t n, int32_t* out) {
+  for (int r = 0; r < 4; r++) out[r] = dot_i8_generic(v[r], q, qsum, n);
 }
 static void to_f16_generic(const float* in, uint16_t* out, size_t n) {
   for (size_t i = 0; i < n; i++) out[i] = f32_to_f16(in[i]);
@@ -110,11 +100,7 @@ static float quantize_i8_generic(const float* v, int8_t* code, size_t n) {
 }
 static uint64_t sum_bytes_generic(const uint8_t* p, size_t n) {
   uint64_t s = 0;
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t x;
-    std::memcpy(&x, p + i, 8);
-    s += x;
-  }
+  for (size_t i = 0; i < n; i++) s += p[i];
   return s;
 }
 
@@ -137,26 +123,42 @@ __attribute__((target("avx2,fma,f16c"))) static float dot_f16_f32_avx2(const uin
   }
   return hsum256(_mm256_add_ps(a0, a1));
 }
-__attribute__((target("avx2,fma,f16c"))) static float dot_f16_f16_avx2(const uint16_t* a, const uint16_t* b, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-  for (size_t i = 0; i < n; i += 16) {
-    s0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(a + i))),
-                         _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(b + i))), s0);
-    s1 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(a + i + 8))),
-                         _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(b + i + 8))), s1);
-  }
-  return hsum256(_mm256_add_ps(s0, s1));
-}
-__attribute__((target("avx2"))) static int32_t dot_i8_i16_avx2(const int8_t* v, const int16_t* q, size_t n) {
-  __m256i acc = _mm256_setzero_si256();
-  for (size_t i = 0; i < n; i += 16) {
-    __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v + i)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, _mm256_loadu_si256((const __m256i*)(q + i))));
-  }
+__attribute__((target("avx2"))) static int32_t hsum256_epi32(__m256i acc) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
   s = _mm_hadd_epi32(s, s);
   s = _mm_hadd_epi32(s, s);
   return _mm_cvtsi128_si32(s);
+}
+// int8 x int8 by sign extension to int16 and madd: exact (|products| <= 127 * 127).
+__attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t* v, const int8_t* q, int32_t, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+  for (size_t i = 0; i < n; i += 32) {
+    __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v + i)));
+    __m256i x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v + i + 16)));
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(q + i)))));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(q + i + 16)))));
+  }
+  return hsum256_epi32(_mm256_add_epi32(a0, a1));
+}
+// Four rows against one query: the query is widened once a step for all four.
+__attribute__((target("avx2"))) static void dot_i8_4x1_avx2(const int8_t* const* v, const int8_t* q, int32_t, size_t n, int32_t* out) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256(), a2 = _mm256_setzero_si256(), a3 = _mm256_setzero_si256();
+  for (size_t i = 0; i < n; i += 16) {
+    __m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(q + i)));
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v[0] + i))), y));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v[1] + i))), y));
+    a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v[2] + i))), y));
+    a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(v[3] + i))), y));
+  }
+  out[0] = hsum256_epi32(a0), out[1] = hsum256_epi32(a1), out[2] = hsum256_epi32(a2), out[3] = hsum256_epi32(a3);
+}
+// AVX2 has 16 vector registers: a 4 x 4 tile of accumulators would spill, so one query at a time.
+__attribute__((target("avx2"))) static void dot_i8_4x4_avx2(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out) {
+  int32_t col[4];
+  for (int j = 0; j < 4; j++) {
+    dot_i8_4x1_avx2(v, q[j], qsum[j], n, col);
+    for (int r = 0; r < 4; r++) out[r * 4 + j] = col[r];
+  }
 }
 __attribute__((target("avx2"))) static uint64_t sum_bytes_avx2(const uint8_t* p, size_t n) {
   __m256i acc = _mm256_setzero_si256();
@@ -202,7 +204,7 @@ __attribute__((target("avx2,fma,f16c"))) static float quantize_i8_avx2(const flo
   return scale;
 }
 
-// ---- AVX-512 F + BW (n % 32 == 0) ----
+// ---- AVX-512 F + BW (n % 64 == 0) ----
 
 __attribute__((target("avx512f,avx512bw,f16c,fma"))) static float dot_f16_f32_avx512(const uint16_t* v, const float* q, size_t n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
@@ -212,25 +214,104 @@ __attribute__((target("avx512f,avx512bw,f16c,fma"))) static float dot_f16_f32_av
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
-__attribute__((target("avx512f,avx512bw,f16c,fma"))) static float dot_f16_f16_avx512(const uint16_t* a, const uint16_t* b, size_t n) {
-  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-  for (size_t i = 0; i < n; i += 32) {
-    s0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(a + i))),
-                         _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(b + i))), s0);
-    s1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(a + i + 16))),
-                         _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(b + i + 16))), s1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-}
-__attribute__((target("avx512f,avx512bw"))) static int32_t dot_i8_i16_avx512(const int8_t* v, const int16_t* q, size_t n) {
+#define NM_AVX512 __attribute__((target("avx512f,avx512bw")))
+#define NM_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+NM_AVX512 static inline __m512i widen(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)p)); }
+NM_AVX512 static int32_t dot_i8_avx512(const int8_t* v, const int8_t* q, int32_t, size_t n) {
   __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
   for (size_t i = 0; i < n; i += 64) {
-    __m512i x0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(v + i)));
-    __m512i x1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(v + i + 32)));
-    a0 = _mm512_add_epi32(a0, _mm512_madd_epi16(x0, _mm512_loadu_si512((const void*)(q + i))));
-    a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(x1, _mm512_loadu_si512((const void*)(q + i + 32))));
+    a0 = _mm512_add_epi32(a0, _mm512_madd_epi16(widen(v + i), widen(q + i)));
+    a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(widen(v + i + 32), widen(q + i + 32)));
   }
   return _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a1));
+}
+NM_AVX512 static void dot_i8_4x1_avx512(const int8_t* const* v, const int8_t* q, int32_t, size_t n, int32_t* out) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512(), a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
+  for (size_t i = 0; i < n; i += 32) {
+    __m512i y = widen(q + i);
+    a0 = _mm512_add_epi32(a0, _mm512_madd_epi16(widen(v[0] + i), y));
+    a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(widen(v[1] + i), y));
+    a2 = _mm512_add_epi32(a2, _mm512_madd_epi16(widen(v[2] + i), y));
+    a3 = _mm512_add_epi32(a3, _mm512_madd_epi16(widen(v[3] + i), y));
+  }
+  out[0] = _mm512_reduce_add_epi32(a0), out[1] = _mm512_reduce_add_epi32(a1);
+  out[2] = _mm512_reduce_add_epi32(a2), out[3] = _mm512_reduce_add_epi32(a3);
+}
+NM_AVX512 static void dot_i8_4x4_avx512(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out) {
+  int32_t col[4];
+  for (int j = 0; j < 4; j++) {
+    dot_i8_4x1_avx512(v, q[j], qsum[j], n, col);
+    for (int r = 0; r < 4; r++) out[r * 4 + j] = col[r];
+  }
+}
+
+// ---- AVX-512 VNNI: vpdpbusd multiplies unsigned by signed bytes, four to an int32 lane ----
+// A row's codes XOR 0x80 are its codes + 128 as unsigned bytes, so
+// dpbusd(v ^ 0x80, q) = dot(v, q) + 128 * sum(q), taken back off with the query's code sum.
+
+// Sums of 16 vectors in one: lane k of the result is the sum of a[k]'s lanes (45 shuffles and
+// adds for 16 sums, against ~9 each for separate reductions).
+NM_AVX512 static inline __m512i sum4(__m512i a, __m512i b, __m512i c, __m512i d) {
+  // Per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], then [a, b, c, d] partial sums.
+  __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+  __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+}
+NM_AVX512 static inline __m512i sum16(const __m512i* a) {
+  __m512i w0 = sum4(a[0], a[1], a[2], a[3]), w1 = sum4(a[4], a[5], a[6], a[7]);
+  __m512i w2 = sum4(a[8], a[9], a[10], a[11]), w3 = sum4(a[12], a[13], a[14], a[15]);
+  // Each w holds its four sums spread over the four 128-bit lanes: transpose the lanes and add.
+  __m512i y01 = _mm512_add_epi32(_mm512_shuffle_i32x4(w0, w1, 0x44), _mm512_shuffle_i32x4(w0, w1, 0xEE));
+  __m512i y23 = _mm512_add_epi32(_mm512_shuffle_i32x4(w2, w3, 0x44), _mm512_shuffle_i32x4(w2, w3, 0xEE));
+  return _mm512_add_epi32(_mm512_shuffle_i32x4(y01, y23, 0x88), _mm512_shuffle_i32x4(y01, y23, 0xDD));
+}
+NM_VNNI static int32_t dot_i8_vnni(const int8_t* v, const int8_t* q, int32_t qsum, size_t n) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+  for (size_t i = 0; i < n; i += 128) {
+    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(v + i), flip), _mm512_loadu_si512(q + i));
+    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(v + i + 64), flip), _mm512_loadu_si512(q + i + 64));
+  }
+  return _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a1)) - 128 * qsum;
+}
+NM_VNNI static void dot_i8_4x1_vnni(const int8_t* const* v, const int8_t* q, int32_t qsum, size_t n, int32_t* out) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512(), a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
+  for (size_t i = 0; i < n; i += 64) {
+    __m512i y = _mm512_loadu_si512(q + i);
+    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(v[0] + i), flip), y);
+    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(v[1] + i), flip), y);
+    a2 = _mm512_dpbusd_epi32(a2, _mm512_xor_si512(_mm512_loadu_si512(v[2] + i), flip), y);
+    a3 = _mm512_dpbusd_epi32(a3, _mm512_xor_si512(_mm512_loadu_si512(v[3] + i), flip), y);
+  }
+  int32_t off = 128 * qsum;
+  out[0] = _mm512_reduce_add_epi32(a0) - off, out[1] = _mm512_reduce_add_epi32(a1) - off;
+  out[2] = _mm512_reduce_add_epi32(a2) - off, out[3] = _mm512_reduce_add_epi32(a3) - off;
+}
+// 16 accumulators and 8 operands stay in the 32 registers; each 64-byte step of 4 rows and
+// 4 queries is 8 loads for 16 dpbusd.
+NM_VNNI static void dot_i8_4x4_vnni(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  __m512i a[16];
+  for (int k = 0; k < 16; k++) a[k] = _mm512_setzero_si512();
+  for (size_t i = 0; i < n; i += 64) {
+    __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(v[0] + i), flip), r1 = _mm512_xor_si512(_mm512_loadu_si512(v[1] + i), flip);
+    __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(v[2] + i), flip), r3 = _mm512_xor_si512(_mm512_loadu_si512(v[3] + i), flip);
+    __m512i y0 = _mm512_loadu_si512(q[0] + i), y1 = _mm512_loadu_si512(q[1] + i);
+    __m512i y2 = _mm512_loadu_si512(q[2] + i), y3 = _mm512_loadu_si512(q[3] + i);
+    a[0] = _mm512_dpbusd_epi32(a[0], r0, y0), a[1] = _mm512_dpbusd_epi32(a[1], r0, y1);
+    a[2] = _mm512_dpbusd_epi32(a[2], r0, y2), a[3] = _mm512_dpbusd_epi32(a[3], r0, y3);
+    a[4] = _mm512_dpbusd_epi32(a[4], r1, y0), a[5] = _mm512_dpbusd_epi32(a[5], r1, y1);
+    a[6] = _mm512_dpbusd_epi32(a[6], r1, y2), a[7] = _mm512_dpbusd_epi32(a[7], r1, y3);
+    a[8] = _mm512_dpbusd_epi32(a[8], r2, y0), a[9] = _mm512_dpbusd_epi32(a[9], r2, y1);
+    a[10] = _mm512_dpbusd_epi32(a[10], r2, y2), a[11] = _mm512_dpbusd_epi32(a[11], r2, y3);
+    a[12] = _mm512_dpbusd_epi32(a[12], r3, y0), a[13] = _mm512_dpbusd_epi32(a[13], r3, y1);
+    a[14] = _mm512_dpbusd_epi32(a[14], r3, y2), a[15] = _mm512_dpbusd_epi32(a[15], r3, y3);
+  }
+  __m512i off = _mm512_setr_epi32(qsum[0], qsum[1], qsum[2], qsum[3], qsum[0], qsum[1], qsum[2], qsum[3], qsum[0], qsum[1], qsum[2],
+                                  qsum[3], qsum[0], qsum[1], qsum[2], qsum[3]);
+  _mm512_storeu_si512(out, _mm512_sub_epi32(sum16(a), _mm512_slli_epi32(off, 7)));
 }
 __attribute__((target("avx512f,avx512bw"))) static uint64_t sum_bytes_avx512(const uint8_t* p, size_t n) {
   __m512i acc = _mm512_setzero_si512();
@@ -239,17 +320,19 @@ __attribute__((target("avx512f,avx512bw"))) static uint64_t sum_bytes_avx512(con
   return (uint64_t)_mm512_reduce_add_epi64(acc);
 }
 
-static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_f16_f16_generic, dot_i8_i16_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
-static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_f16_f16_avx2, dot_i8_i16_avx2, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_i8_generic, dot_i8_4x4_generic, dot_i8_4x1_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
+static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_i8_avx2, dot_i8_4x4_avx2, dot_i8_4x1_avx2, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
 // Conversion and quantisation run once per appended row: the AVX2 versions are enough there.
-static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_f16_f16_avx512, dot_i8_i16_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_i8_avx512, dot_i8_4x4_avx512, dot_i8_4x1_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kVnni{"avx512vnni", dot_f16_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
 
 static bool has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
 static bool has_avx512() { return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+static bool has_vnni() { return has_avx512() && __builtin_cpu_supports("avx512vnni"); }
 
-static const Kernels* best() { return has_avx512() ? &kAvx512 : has_avx2() ? &kAvx2 : &kGeneric; }
+static const Kernels* best() { return has_vnni() ? &kVnni : has_avx512() ? &kAvx512 : has_avx2() ? &kAvx2 : &kGeneric; }
 static const Kernels* g_active = nullptr;
 
 const Kernels& kernels() {
@@ -263,6 +346,7 @@ bool set_kernels(const char* force) {
   else if (f == "generic") g_active = &kGeneric;
   else if (f == "avx2" && has_avx2()) g_active = &kAvx2;
   else if (f == "avx512" && has_avx512()) g_active = &kAvx512;
+  else if (f == "avx512vnni" && has_vnni()) g_active = &kVnni;
   else return false;
   return true;
 }

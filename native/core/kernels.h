@@ -1,4 +1,6 @@
-// Vector kernels with runtime ISA dispatch (generic / AVX2+F16C+FMA / AVX-512BW).
+// Vector kernels with runtime ISA dispatch (generic / AVX2+F16C+FMA / AVX-512BW /
+// AVX-512 VNNI). Every ISA computes the same integer dots exactly, so a scan's candidates do not
+// depend on the CPU (tested).
 // The build is portable -O3; each kernel is compiled per ISA with target attributes and the
 // best one the CPU supports is picked once, at first use.
 #pragma once
@@ -11,10 +13,14 @@ struct Kernels {
   const char* isa;
   // dot(f16 vector, f32 query): the exact rescoring pass.
   float (*dot_f16_f32)(const uint16_t* v, const float* q, size_t n);
-  // dot(f16, f16): the HNSW metric.
-  float (*dot_f16_f16)(const uint16_t* a, const uint16_t* b, size_t n);
-  // dot(int8 code, int16 query code) in int32: the coarse pass.
-  int32_t (*dot_i8_i16)(const int8_t* v, const int16_t* q, size_t n);
+  // Exact integer dot of two int8 codes (n % 64 == 0). `qsum` is the sum of q's codes: the
+  // VNNI path multiplies (v + 128) as unsigned bytes by q and takes 128 * qsum back off.
+  int32_t (*dot_i8)(const int8_t* v, const int8_t* q, int32_t qsum, size_t n);
+  // A tile: out[r * 4 + j] = dot(v[r], q[j]) for 4 rows and 4 queries, each row read once
+  // for all four queries (the many-queries-per-pass scan). Exact, as dot_i8.
+  void (*dot_i8_4x4)(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out);
+  // out[r] = dot(v[r], q) for 4 rows: four rows' loads in flight for one query.
+  void (*dot_i8_4x1)(const int8_t* const* v, const int8_t* q, int32_t qsum, size_t n, int32_t* out);
   // Sums `n` bytes (n % 64 == 0): a pure read, to measure memory bandwidth like the scan reads.
   uint64_t (*sum_bytes)(const uint8_t* p, size_t n);
   // f32 -> f16, rounding to nearest even (n % 16 == 0): what every appended row is stored as.
@@ -23,7 +29,7 @@ struct Kernels {
   float (*quantize_i8)(const float* v, int8_t* code, size_t n);
 };
 
-// The kernels for this CPU (or for `force` = "generic" | "avx2" | "avx512", when supported).
+// The kernels for this CPU (or for `force` = "generic" | "avx2" | "avx512" | "avx512vnni", when supported).
 const Kernels& kernels();
 bool set_kernels(const char* force);
 
@@ -35,7 +41,5 @@ void f32_to_f16_n(const float* in, uint16_t* out, size_t n);
 
 // Quantises a vector to int8 with one scale: v ≈ scale * code. Returns the scale.
 float quantize_i8(const float* v, int8_t* code, size_t n);
-// Quantises a query to int16: q ≈ scale * code. Returns the scale.
-float quantize_i16(const float* q, int16_t* code, size_t n);
 
 }  // namespace nm

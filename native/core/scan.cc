@@ -1,62 +1,93 @@
 #include "scan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
+#include <mutex>
 #include <queue>
 
 #include "kernels.h"
+#include "pool.h"
 
 namespace nm {
 
+void prepare(const float* q, Prepared* p) {
+  p->scale = quantize_i8(q, p->code, kDims);
+  int32_t sum = 0;
+  int64_t l1 = 0;
+  double err = 0;
+  for (size_t i = 0; i < kDims; i++) {
+    sum += p->code[i];
+    l1 += std::abs((int32_t)p->code[i]);
+    double e = (double)q[i] - (double)p->scale * p->code[i];
+    err += e * e;
+  }
+  p->sum = sum;
+  p->half_l1 = (float)(0.5 * p->scale * (double)l1);
+  p->fixed = (float)(std::sqrt(err) + 4.9e-4 + 1e-5);
+}
+
 namespace {
 
-constexpr size_t kBlock = 512;  // rows per block: 512 KB of int8, stays in L2 across queries
+// Rows a scan task reads at a time: 128 KB of int8 codes, which stay in L2 while every query
+// group is scored against them.
+constexpr size_t kBlock = 128;
+// Rows per task at least: a task's setup is paid once per ~16 MB read.
+constexpr size_t kTaskRows = 16384;
 
-struct Prepared {
-  std::vector<int16_t> code;
-  float scale;
-  // |exact - approx| <= row_scale * half_l1 + fixed, for any unit row (see bound()).
-  float half_l1;
-  float fixed;
-};
-
-Prepared prepare(const float* q) {
-  Prepared p;
-  p.code.resize(kDims);
-  p.scale = quantize_i16(q, p.code.data(), kDims);
-  double l1 = 0;
-  for (size_t i = 0; i < kDims; i++) l1 += std::fabs(q[i]);
-  p.half_l1 = (float)(0.5 * l1);
-  // Query rounding: |sum v_i (q_i - s_q c_i)| <= (s_q / 2) * |v|_1 <= (s_q / 2) * sqrt(dims);
-  // plus f16 rescoring and float rounding slack.
-  p.fixed = (float)(0.5 * p.scale * std::sqrt((double)kDims) + 1e-4);
-  return p;
+// [begin, end) cut into about `parts` pieces whose edges fall between revisions (a revision's
+// rows are adjacent and must be scored by one task).
+std::vector<std::pair<size_t, size_t>> split(const Cols& c, size_t begin, size_t end, size_t parts) {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t n = end - begin;
+  if (n == 0) return out;
+  parts = std::max<size_t>(1, std::min(parts, (n + kTaskRows - 1) / kTaskRows));
+  size_t at = begin;
+  for (size_t i = 1; i <= parts && at < end; i++) {
+    size_t cut = i == parts ? end : begin + n * i / parts;
+    while (cut > at && cut < end && c.ord[cut] == c.ord[cut - 1]) cut++;
+    if (cut > at) out.push_back({at, cut}), at = cut;
+  }
+  return out;
 }
 
-// A rigorous bound on the int8 pass's error for row r: each code is within half a step
-// (scale / 2) of the value, so the dot is off by at most (scale / 2) * |q|_1.
-inline float bound(const Cols& c, size_t r, const Prepared& p) { return c.scale[r] * p.half_l1 + p.fixed; }
-
-constexpr size_t kAhead = 4;
-
-inline void prefetch_row(const int8_t* p) {
-  for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(p + o, 0, 0);
-}
-
-inline float approx(const Kernels& K, const Cols& c, size_t r, const Prepared& p) {
-  return c.scale[r] * p.scale * (float)K.dot_i8_i16(c.i8 + r * kDims, p.code.data(), kDims);
+// Float max on an atomic, for a floor several tasks raise.
+void raise(std::atomic<float>& a, float v) {
+  float cur = a.load(std::memory_order_relaxed);
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
 }
 
 }  // namespace
 
-std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries) {
+Hit score_revision(const Cols& c, size_t r, const float* q) {
+  const Kernels& K = kernels();
+  size_t lo = r, hi = r + 1;
+  while (lo > 0 && c.ord[lo - 1] == c.ord[r]) lo--;
+  while (hi < c.n && c.ord[hi] == c.ord[r]) hi++;
+  Hit best{c.ord[r], c.label[lo], -INFINITY};
+  for (size_t x = lo; x < hi; x++) {
+    float s = K.dot_f16_f32(c.f16 + x * kDims, q, kDims);
+    if (s > best.score) best.score = s, best.label = c.label[x];
+  }
+  return best;
+}
+
+std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries, Pool& pool) {
   const Kernels& K = kernels();
   size_t nq = queries.size();
   std::vector<RangeResult> out(nq);
-  std::vector<Prepared> prep;
-  prep.reserve(nq);
-  for (auto& q : queries) prep.push_back(prepare(q.q));
-  std::vector<bool> done(nq, false);
+  if (nq == 0) return out;
+  // Queries in groups of four (the kernel's tile); the last group is padded with copies of a
+  // real query whose results are ignored.
+  size_t groups = (nq + 3) / 4;
+  std::vector<Prepared> prep(nq);
+  for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
+  std::vector<std::atomic<size_t>> total(nq);
+  std::vector<std::atomic<bool>> done(nq);
+  for (size_t i = 0; i < nq; i++) total[i] = 0, done[i] = false;
+  std::mutex out_mu;
 
   for (const Cols& c : views) {
     if (c.n == 0) continue;
@@ -64,114 +95,180 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
     size_t vlo = c.n, vhi = 0;
     for (size_t i = 0; i < nq; i++) {
       time_range(c, queries[i].filter.tmin, queries[i].filter.tmax, &lo[i], &hi[i]);
-      if (lo[i] < hi[i]) vlo = std::min(vlo, lo[i]), vhi = std::max(vhi, hi[i]);
+      if (lo[i] < hi[i] && !done[i]) vlo = std::min(vlo, lo[i]), vhi = std::max(vhi, hi[i]);
     }
-    std::vector<std::vector<size_t>> cand(nq);
-    for (size_t b = vlo; b < vhi; b += kBlock) {
-      size_t be = std::min(vhi, b + kBlock);
-      bool lead = true;  // the first query in a block pulls it from memory; the rest hit cache
-      for (size_t i = 0; i < nq; i++) {
-        if (done[i]) continue;
-        const RangeQuery& q = queries[i];
-        size_t r0 = std::max(b, lo[i]), r1 = std::min(be, hi[i]);
-        for (size_t r = r0; r < r1; r++) {
-          // Keep several rows' loads in flight: one row alone does not saturate memory.
-          if (lead && r + kAhead < r1) prefetch_row(c.i8 + (r + kAhead) * kDims);
-          if (!row_allowed(c, r, q.filter)) continue;
-          if (approx(K, c, r, prep[i]) + bound(c, r, prep[i]) >= q.threshold) cand[i].push_back(r);
-        }
-        if (r0 < r1) lead = false;
-      }
-    }
-    // Rescore candidates in f16; a revision's rows are adjacent, so its candidates are too.
-    for (size_t i = 0; i < nq; i++) {
-      if (done[i]) continue;
-      const RangeQuery& q = queries[i];
-      auto& hits = out[i].hits;
-      size_t j = 0;
-      while (j < cand[i].size()) {
-        uint64_t ord = c.ord[cand[i][j]];
-        Hit best{ord, 0, -INFINITY};
-        for (; j < cand[i].size() && c.ord[cand[i][j]] == ord; j++) {
-          size_t r = cand[i][j];
-          float s = K.dot_f16_f32(c.f16 + r * kDims, q.q, kDims);
-          if (s > best.score) best.score = s, best.label = c.label[r];
-        }
-        if (best.score >= q.threshold) {
-          hits.push_back(best);
-          if (hits.size() > q.cap) {
-            out[i].overflow = true;
-            done[i] = true;
-            break;
+    if (vlo >= vhi) continue;
+    auto tasks = split(c, vlo, vhi, pool.width() * 4);
+    pool.run(tasks.size(), [&](size_t t) {
+      auto [tb, te] = tasks[t];
+      std::vector<std::vector<Hit>> hits(nq);
+      std::vector<std::vector<uint32_t>> cand(nq);
+      int32_t dots[16];
+      for (size_t b = tb; b < te; b += kBlock) {
+        size_t be = std::min(te, b + kBlock);
+        for (size_t g = 0; g < groups; g++) {
+          size_t q0 = g * 4, qn = std::min<size_t>(4, nq - q0);
+          size_t glo = be, ghi = b;
+          for (size_t j = 0; j < qn; j++)
+            if (!done[q0 + j].load(std::memory_order_relaxed)) glo = std::min(glo, std::max(b, lo[q0 + j])), ghi = std::max(ghi, std::min(be, hi[q0 + j]));
+          if (glo >= ghi) continue;
+          const int8_t* qc[4];
+          int32_t qs[4];
+          for (size_t j = 0; j < 4; j++) {
+            const Prepared& p = prep[q0 + std::min(j, qn - 1)];
+            qc[j] = p.code, qs[j] = p.sum;
           }
+          auto check = [&](size_t r, size_t j, int32_t dot) {
+            size_t i = q0 + j;
+            if (r < lo[i] || r >= hi[i]) return;
+            const Prepared& p = prep[i];
+            if (approx(c, r, p, dot) + bound(c, r, p) >= queries[i].threshold && row_allowed(c, r, queries[i].filter)) cand[i].push_back((uint32_t)(r - tb));
+          };
+          size_t r = glo;
+          for (; r + 4 <= ghi; r += 4) {
+            const int8_t* rows[4] = {c.i8 + r * kDims, c.i8 + (r + 1) * kDims, c.i8 + (r + 2) * kDims, c.i8 + (r + 3) * kDims};
+            K.dot_i8_4x4(rows, qc, qs, kDims, dots);
+            for (size_t x = 0; x < 4; x++)
+              for (size_t j = 0; j < qn; j++) check(r + x, j, dots[x * 4 + j]);
+          }
+          for (; r < ghi; r++)
+            for (size_t j = 0; j < qn; j++) check(r, j, K.dot_i8(c.i8 + r * kDims, qc[j], qs[j], kDims));
+        }
+        // Rescore this block's candidates in f16; a revision's candidates are adjacent rows,
+        // and one cut by the block edge continues the hit before it.
+        for (size_t i = 0; i < nq; i++) {
+          auto& cs = cand[i];
+          if (cs.empty()) continue;
+          const RangeQuery& q = queries[i];
+          auto& hs = hits[i];
+          size_t j = 0;
+          while (j < cs.size() && !done[i].load(std::memory_order_relaxed)) {
+            uint64_t ord = c.ord[tb + cs[j]];
+            Hit best{ord, 0, -INFINITY};
+            for (; j < cs.size() && c.ord[tb + cs[j]] == ord; j++) {
+              size_t row = tb + cs[j];
+              float s = K.dot_f16_f32(c.f16 + row * kDims, q.q, kDims);
+              if (s > best.score) best.score = s, best.label = c.label[row];
+            }
+            if (best.score < q.threshold) continue;
+            if (!hs.empty() && hs.back().ord == ord) {
+              if (better(best, hs.back())) hs.back() = best;
+            } else {
+              hs.push_back(best);
+              if (total[i].fetch_add(1, std::memory_order_relaxed) + 1 > q.cap) done[i] = true;
+            }
+          }
+          cs.clear();
         }
       }
-    }
+      std::lock_guard<std::mutex> lock(out_mu);
+      for (size_t i = 0; i < nq; i++) out[i].hits.insert(out[i].hits.end(), hits[i].begin(), hits[i].end());
+    });
   }
+  for (size_t i = 0; i < nq; i++) out[i].overflow = total[i].load() > queries[i].cap;
   return out;
 }
 
-std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f) {
+std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f, Pool& pool, RowSet rows) {
   const Kernels& K = kernels();
   if (k == 0) return {};
-  Prepared p = prepare(q);
+  Prepared p;
+  prepare(q, &p);
   // Each revision gets bounds [lo, hi] on its true score from the int8 pass. The k-th largest
-  // `lo` seen is a lower bound on the true k-th score, and it only rises, so a revision whose
-  // `hi` is below it (or below min_score) can never make the top k.
-  std::priority_queue<float, std::vector<float>, std::greater<float>> heap;
+  // `lo` any task has seen is a lower bound on the true k-th score, and it only rises, so a
+  // revision whose `hi` is below it (or below min_score) can never make the top k.
+  std::atomic<float> shared_floor{min_score};
   struct Group {
-    size_t view, begin, end;
+    const Cols* c;
+    size_t row;  // one of the revision's rows
     float hi;
   };
-  std::vector<Group> groups;
-  size_t prune_at = 8 * k + 1024;
-  auto floor = [&]() { return std::max(heap.size() < k ? -INFINITY : heap.top(), min_score); };
-  for (size_t v = 0; v < views.size(); v++) {
-    const Cols& c = views[v];
+  struct Task {
+    const Cols* c;
+    size_t begin, end;
+  };
+  std::vector<Task> tasks;
+  for (const Cols& c : views) {
+    if (c.n == 0 || (rows.min_label > 0 && c.max_label < rows.min_label)) continue;
     size_t lo, hi;
     time_range(c, f.tmin, f.tmax, &lo, &hi);
-    size_t r = lo;
-    while (r < hi) {
-      uint64_t ord = c.ord[r];
-      size_t e = r;
-      while (e < hi && c.ord[e] == ord) e++;
-      if (row_allowed(c, r, f)) {
-        float glo = -INFINITY, ghi = -INFINITY;
-        for (size_t x = r; x < e; x++) {
-          float a = approx(K, c, x, p), b = bound(c, x, p);
-          glo = std::max(glo, a - b);
-          ghi = std::max(ghi, a + b);
-        }
-        if (ghi >= floor()) {
-          groups.push_back({v, r, e, ghi});
-          heap.push(glo);
-          if (heap.size() > k) heap.pop();
-          // Amortised pruning: only once the list has doubled since the last prune.
-          if (groups.size() > prune_at) {
-            float fl = floor();
-            groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.hi < fl; }), groups.end());
-            prune_at = std::max(prune_at, 2 * groups.size());
-          }
+    // The delta is in label order: rows from min_label on are its tail.
+    if (!c.sorted && rows.min_label > 0) lo = std::max(lo, (size_t)(std::lower_bound(c.label, c.label + c.n, rows.min_label) - c.label));
+    for (auto [b, e] : split(c, lo, hi, pool.width() * 4)) tasks.push_back({&c, b, e});
+  }
+  std::vector<std::vector<Group>> kept(tasks.size());
+  pool.run(tasks.size(), [&](size_t t) {
+    const Cols& c = *tasks[t].c;
+    std::priority_queue<float, std::vector<float>, std::greater<float>> heap;
+    auto& groups = kept[t];
+    size_t prune_at = 8 * k + 1024;
+    auto floor = [&]() { return std::max(heap.size() < k ? -INFINITY : heap.top(), shared_floor.load(std::memory_order_relaxed)); };
+    std::vector<uint32_t> sel;  // allowed rows of a block
+    std::vector<float> alo, ahi;
+    int32_t dots[4];
+    for (size_t b = tasks[t].begin; b < tasks[t].end;) {
+      // A block ends on a revision edge, so its revisions are whole.
+      size_t be = std::min(tasks[t].end, b + kBlock);
+      while (be < tasks[t].end && c.ord[be] == c.ord[be - 1]) be++;
+      sel.clear();
+      for (size_t r = b; r < be; r++)
+        if (c.label[r] >= rows.min_label && row_allowed(c, r, f)) sel.push_back((uint32_t)r);
+      alo.resize(sel.size()), ahi.resize(sel.size());
+      size_t i = 0;
+      for (; i + 4 <= sel.size(); i += 4) {
+        const int8_t* v[4] = {c.i8 + sel[i] * kDims, c.i8 + sel[i + 1] * kDims, c.i8 + sel[i + 2] * kDims, c.i8 + sel[i + 3] * kDims};
+        K.dot_i8_4x1(v, p.code, p.sum, kDims, dots);
+        for (size_t x = 0; x < 4; x++) {
+          float a = approx(c, sel[i + x], p, dots[x]), e = bound(c, sel[i + x], p);
+          alo[i + x] = a - e, ahi[i + x] = a + e;
         }
       }
-      r = e;
+      for (; i < sel.size(); i++) {
+        float a = approx(c, sel[i], p, K.dot_i8(c.i8 + sel[i] * kDims, p.code, p.sum, kDims)), e = bound(c, sel[i], p);
+        alo[i] = a - e, ahi[i] = a + e;
+      }
+      for (size_t j = 0; j < sel.size();) {
+        uint64_t ord = c.ord[sel[j]];
+        size_t start = sel[j];
+        float glo = -INFINITY, ghi = -INFINITY;
+        for (; j < sel.size() && c.ord[sel[j]] == ord; j++) glo = std::max(glo, alo[j]), ghi = std::max(ghi, ahi[j]);
+        if (ghi < floor()) continue;
+        groups.push_back({&c, start, ghi});
+        heap.push(glo);
+        if (heap.size() > k) heap.pop();
+        if (heap.size() == k) raise(shared_floor, heap.top());
+        // Amortised pruning: only once the list has doubled since the last prune.
+        if (groups.size() > prune_at) {
+          float fl = floor();
+          groups.erase(std::remove_if(groups.begin(), groups.end(), [&](const Group& g) { return g.hi < fl; }), groups.end());
+          prune_at = std::max(prune_at, 2 * groups.size());
+        }
+      }
+      b = be;
     }
-  }
-  float fl = floor();
-  std::vector<Hit> hits;
-  for (const Group& g : groups) {
-    if (g.hi < fl) continue;
-    const Cols& c = views[g.view];
-    Hit best{c.ord[g.begin], 0, -INFINITY};
-    for (size_t x = g.begin; x < g.end; x++) {
-      float s = K.dot_f16_f32(c.f16 + x * kDims, q, kDims);
-      if (s > best.score) best.score = s, best.label = c.label[x];
+  });
+  float fl = std::max(shared_floor.load(), min_score);
+  std::vector<Group> all;
+  for (auto& g : kept)
+    for (auto& x : g)
+      if (x.hi >= fl) all.push_back(x);
+  std::vector<Hit> hits(all.size());
+  std::vector<char> keep(all.size(), 0);
+  constexpr size_t kSlice = 64;
+  pool.run((all.size() + kSlice - 1) / kSlice, [&](size_t s) {
+    for (size_t i = s * kSlice; i < std::min(all.size(), (s + 1) * kSlice); i++) {
+      // The revision's exact score is its best chunk over all its rows, whatever part of them
+      // this scan read.
+      Hit best = score_revision(*all[i].c, all[i].row, q);
+      if (best.score >= min_score) hits[i] = best, keep[i] = 1;
     }
-    if (best.score >= min_score) hits.push_back(best);
-  }
-  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.ord < b.ord); });
-  if (hits.size() > k) hits.resize(k);
-  return hits;
+  });
+  std::vector<Hit> out;
+  for (size_t i = 0; i < hits.size(); i++)
+    if (keep[i]) out.push_back(hits[i]);
+  std::sort(out.begin(), out.end(), better);
+  if (out.size() > k) out.resize(k);
+  return out;
 }
 
 uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t limit) {
@@ -194,6 +291,28 @@ uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t
     for (size_t r = lo; r < hi && n < limit; r++) n += row_allowed(c, r, f);
   }
   return n;
+}
+
+uint64_t estimate_allowed(const std::vector<Cols>& views, const Filter& f) {
+  double n = 0;
+  for (const Cols& c : views) {
+    size_t lo, hi;
+    time_range(c, f.tmin, f.tmax, &lo, &hi);
+    if (hi <= lo) continue;
+    if (f.sources.empty() && !f.first_only && c.sorted) {
+      n += (double)(hi - lo);
+    } else if (c.counts && c.n > 0) {
+      // The window's rows times the share of the segment the sources (and first-only) allow.
+      const std::vector<uint64_t>& per = f.first_only ? c.counts->first : c.counts->all;
+      uint64_t allowed = 0;
+      for (uint32_t s = 0; s < per.size(); s++)
+        if (source_allowed(f, s)) allowed += per[s];
+      n += (double)(hi - lo) * (double)allowed / (double)c.n;
+    } else {
+      for (size_t r = lo; r < hi; r++) n += row_allowed(c, r, f);
+    }
+  }
+  return (uint64_t)std::llround(n);
 }
 
 }  // namespace nm

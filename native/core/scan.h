@@ -1,7 +1,8 @@
 // Exact scans over views: an int8 pass picks candidate rows, an f16 pass rescores them. The
 // int8 pass keeps every row whose score could reach the threshold under a rigorous per-row
-// error bound (scale / 2 * |q|_1, about 0.01 for typical embeddings), so the result is exact
-// up to f16 rounding (|error| < 1e-4 on unit vectors).
+// error bound (see Prepared), so the result is exact up to f16 rounding: a row is returned
+// exactly when its f16 score reaches the threshold, and f16 is within 5e-4 of float32 on unit
+// vectors (within 1e-5 in practice).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "segment.h"
 
 namespace nm {
+
+class Pool;
 
 // Which rows a query may see.
 struct Filter {
@@ -27,12 +30,33 @@ inline bool row_allowed(const Cols& c, size_t r, const Filter& f) {
   return c.time[r] >= f.tmin && c.time[r] <= f.tmax && (!f.first_only || c.first[r]) && source_allowed(f, c.source[r]);
 }
 
+inline bool filtered(const Filter& f) { return f.tmin != INT64_MIN || f.tmax != INT64_MAX || f.first_only || !f.sources.empty(); }
+
+// A query quantised for the int8 pass. For a unit row v stored as scale_v * code_v:
+//   |v.q - scale_v * scale * dot(code_v, code)| <= scale_v * half_l1 + |q - scale * code|_2
+// (the row's rounding, at most scale_v / 2 a component, against the query's codes; then the
+// query's rounding against |v| = 1, by Cauchy-Schwarz). `fixed` adds the f16 rescoring's
+// rounding (2^-11 relative, at most 4.9e-4 on unit vectors) and float slack.
+struct Prepared {
+  alignas(64) int8_t code[kDims];
+  int32_t sum;  // sum of the codes (the VNNI kernels' offset)
+  float scale;
+  float half_l1;
+  float fixed;
+};
+void prepare(const float* q, Prepared* p);
+
+inline float approx(const Cols& c, size_t r, const Prepared& p, int32_t dot) { return c.scale[r] * p.scale * (float)dot; }
+inline float bound(const Cols& c, size_t r, const Prepared& p) { return c.scale[r] * p.half_l1 + p.fixed; }
+
 // A revision's score: its best chunk.
 struct Hit {
   uint64_t ord;
   uint64_t label;
   float score;
 };
+
+inline bool better(const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.ord < b.ord); }
 
 struct RangeQuery {
   const float* q;     // kDims, unit length
@@ -46,14 +70,31 @@ struct RangeResult {
   bool overflow = false;  // more than cap matched; hits.size() is how many were seen
 };
 
-// Every revision at or above each query's threshold. The queries share one pass over the
-// rows (blocks stay in cache while every query reads them): the scan is memory-bound.
-std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries);
+// Every revision at or above each query's threshold, unordered. The queries share one pass
+// over the rows, split across the pool's threads: each block of rows is read from memory once
+// and scored against every query while it sits in cache (4 rows x 4 queries a kernel call).
+std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries, Pool& pool);
 
-// The k best revisions scoring at least min_score, best first.
-std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f);
+// Rows to consider: every row of the views, or only those with label >= min_label (the rows
+// an index does not cover yet).
+struct RowSet {
+  uint64_t min_label = 0;
+};
 
-// Rows the filter allows (for the planner's cost model), counting no further than `limit`.
+// The k best revisions scoring at least min_score, best first, by an exact scan on the pool.
+std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f, Pool& pool,
+                           RowSet rows = {});
+
+// The exact score of the revision holding row r of view c: the best of its chunks (adjacent rows).
+Hit score_revision(const Cols& c, size_t r, const float* q);
+
+// Rows the filter allows, counted exactly (a pass over the filter columns where the per-source
+// tables cannot answer), counting no further than `limit`.
 uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t limit = UINT64_MAX);
+
+// Rows the filter allows, estimated without a pass: a time window is a row range of each
+// sorted view (exact), and sources and first-only scale it by the view's per-source counts.
+// The delta, unsorted and small, is counted exactly.
+uint64_t estimate_allowed(const std::vector<Cols>& views, const Filter& f);
 
 }  // namespace nm

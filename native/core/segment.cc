@@ -101,6 +101,7 @@ Segment::Segment(const std::string& path) : path_(path) {
   cols_.sorted = true;
   // Source ids are small and dense; past 2^16 of them a count pass is cheaper than the table.
   bool dense = true;
+  for (size_t r = 0; r < cols_.n; r++) cols_.max_label = std::max(cols_.max_label, cols_.label[r]);
   for (size_t r = 0; r < cols_.n && dense; r++) {
     uint32_t src = cols_.source[r];
     if (src >= 65536) dense = false;
@@ -150,6 +151,7 @@ Cols RowBuffer::cols() const {
   c.source = source_.data();
   c.first = first_.data();
   c.sorted = false;
+  c.max_label = label_.empty() ? 0 : label_.back();
   return c;
 }
 

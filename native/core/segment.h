@@ -39,7 +39,8 @@ struct Cols {
   const int64_t* time = nullptr;
   const uint32_t* source = nullptr;
   const uint8_t* first = nullptr;
-  bool sorted = false;  // rows ordered by time (segments), so a window is a row range
+  bool sorted = false;  // rows ordered by time (segments), so a window is a row range; else by label (the delta)
+  uint64_t max_label = 0;  // the largest label (0 when empty)
   const SourceCounts* counts = nullptr;  // segments only
 };
 

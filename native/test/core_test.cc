@@ -1,8 +1,8 @@
 // Standalone test of native/core (no N-API), small enough to run under valgrind or ASan:
 // kernels under every ISA the CPU offers, then an engine taken through append, batched range,
-// top-k scan, seal, compact, HNSW index / save / reopen, a damaged segment. Results are checked
-// against a float64 oracle over the original float32 vectors; any wrong answer exits 1.
-// Build and run: scripts/test-leak.sh (g++ -std=c++17 -Inode_modules/usearch/include ...).
+// top-k scan, seal, compact, the index (file / save / reopen / planner), a damaged index file, a
+// damaged segment. Results are checked against a float64 oracle over the original float32
+// vectors; any wrong answer exits 1. Build and run: scripts/test-leak.sh.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -227,19 +227,42 @@ void test_kernels() {
   std::vector<uint16_t> a16(kDims), b16(kDims);
   f32_to_f16_n(a.data(), a16.data(), kDims);
   f32_to_f16_n(b.data(), b16.data(), kDims);
-  std::vector<int8_t> a8(kDims);
-  std::vector<int16_t> b16q(kDims);
-  float sa = quantize_i8(a.data(), a8.data(), kDims), sb = quantize_i16(b.data(), b16q.data(), kDims);
+  // Four rows and four queries of int8 codes, extremes included (every code +-127).
+  std::vector<std::vector<int8_t>> rows8(4, std::vector<int8_t>(kDims)), qs8(4, std::vector<int8_t>(kDims));
+  std::vector<float> scale8(4);
+  for (size_t i = 0; i < 4; i++) {
+    std::vector<float> v = jitter(rng, nullptr, 1);
+    scale8[i] = quantize_i8(v.data(), rows8[i].data(), kDims);
+    quantize_i8(jitter(rng, nullptr, 1).data(), qs8[i].data(), kDims);
+  }
+  std::fill(rows8[3].begin(), rows8[3].end(), (int8_t)127);
+  std::fill(qs8[3].begin(), qs8[3].end(), (int8_t)-127);
+  const int8_t* rp[4] = {rows8[0].data(), rows8[1].data(), rows8[2].data(), rows8[3].data()};
+  const int8_t* qp[4] = {qs8[0].data(), qs8[1].data(), qs8[2].data(), qs8[3].data()};
+  int32_t qsum[4] = {0, 0, 0, 0};
+  int32_t want[16];
+  for (size_t j = 0; j < 4; j++)
+    for (size_t x = 0; x < kDims; x++) qsum[j] += qp[j][x];
+  for (size_t r = 0; r < 4; r++)
+    for (size_t j = 0; j < 4; j++) {
+      want[r * 4 + j] = 0;
+      for (size_t x = 0; x < kDims; x++) want[r * 4 + j] += (int32_t)rp[r][x] * qp[j][x];
+    }
   double exact = 0;
   for (size_t i = 0; i < kDims; i++) exact += (double)a[i] * b[i];
+  std::vector<int8_t> a8(kDims);
+  float sa = quantize_i8(a.data(), a8.data(), kDims);
+  Prepared pb;
+  prepare(b.data(), &pb);
 
   CHECK(set_kernels("generic"), "generic is always available");
   const Kernels& g = kernels();
-  float ref_f32 = g.dot_f16_f32(a16.data(), b.data(), kDims), ref_f16 = g.dot_f16_f16(a16.data(), b16.data(), kDims);
-  int32_t ref_i8 = g.dot_i8_i16(a8.data(), b16q.data(), kDims);
+  float ref_f32 = g.dot_f16_f32(a16.data(), b.data(), kDims);
   CHECK(std::fabs(ref_f32 - exact) < kTol, "f16 x f32 dot %f vs %f", ref_f32, exact);
-  CHECK(std::fabs(sa * sb * ref_i8 - exact) < 0.01, "int8 estimate %f vs %f", sa * sb * ref_i8, exact);
-  for (const char* isa : {"avx2", "avx512"}) {
+  float est = sa * pb.scale * g.dot_i8(a8.data(), pb.code, pb.sum, kDims);
+  CHECK(std::fabs(est - exact) <= sa * pb.half_l1 + pb.fixed, "int8 estimate %f vs %f outside its bound", est, exact);
+  CHECK(std::fabs(est - exact) < 0.03, "int8 estimate %f vs %f", est, exact);
+  for (const char* isa : {"generic", "avx2", "avx512", "avx512vnni"}) {
     if (!set_kernels(isa)) {
       std::printf("  kernels: %s not supported here, skipped\n", isa);
       continue;
@@ -247,8 +270,17 @@ void test_kernels() {
     const Kernels& k = kernels();
     CHECK(std::strcmp(k.isa, isa) == 0, "active ISA %s", k.isa);
     CHECK(std::fabs(k.dot_f16_f32(a16.data(), b.data(), kDims) - ref_f32) < 1e-5, "%s dot_f16_f32", isa);
-    CHECK(std::fabs(k.dot_f16_f16(a16.data(), b16.data(), kDims) - ref_f16) < 1e-5, "%s dot_f16_f16", isa);
-    CHECK(k.dot_i8_i16(a8.data(), b16q.data(), kDims) == ref_i8, "%s dot_i8_i16", isa);
+    // The integer dots are exact on every ISA: one product each way, a tile, four rows.
+    int32_t tile[16], col[4];
+    k.dot_i8_4x4(rp, qp, qsum, kDims, tile);
+    for (size_t j = 0; j < 4; j++) {
+      k.dot_i8_4x1(rp, qp[j], qsum[j], kDims, col);
+      for (size_t r = 0; r < 4; r++) {
+        CHECK(tile[r * 4 + j] == want[r * 4 + j], "%s dot_i8_4x4 [%zu][%zu]", isa, r, j);
+        CHECK(col[r] == want[r * 4 + j], "%s dot_i8_4x1 [%zu][%zu]", isa, r, j);
+        CHECK(k.dot_i8(rp[r], qp[j], qsum[j], kDims) == want[r * 4 + j], "%s dot_i8 [%zu][%zu]", isa, r, j);
+      }
+    }
     std::vector<uint8_t> bytes(4096);
     uint64_t sum = 0;
     for (size_t i = 0; i < bytes.size(); i++) sum += bytes[i] = (uint8_t)(i * 7);
@@ -284,9 +316,8 @@ void test_kernels() {
 EngineOptions options(const std::string& dir) {
   EngineOptions o;
   o.dir = dir;
-  o.connectivity = 8;  // small graph: valgrind runs this
-  o.expansion_add = 32;
-  o.expansion_search = 64;
+  o.index_min_rows = 40;  // a small corpus, indexed: valgrind runs this
+  o.threads = 2;
   return o;
 }
 
@@ -370,46 +401,70 @@ void test_engine(uint64_t label_base, uint64_t ord_base, size_t nrevs) {
     CHECK(segment_files(dir).size() == 1, "old segment files removed");
     check_all(e, n, "compacted + delta");
 
-    bool complete = true;
-    e.topk_hnsw(qs[0].data(), 5, -1, all, &complete);
-    CHECK(!complete, "HNSW is incomplete while rows are pending");
-    while (e.index_pending(100, 2) > 0) {
+    bool complete = true, far = false;
+    TopkOptions wide;
+    wide.probe_max_rows = c.rows();
+    wide.far_score = -1;
+    CHECK(e.stats().index_lists == 0 && e.stats().index_pending == c.rows(), "no index before filing");
+    e.topk_index(qs[0].data(), 5, -1, all, wide, &complete, &far, nullptr);
+    CHECK(!complete, "no index yet: incomplete");
+    while (e.index_pending(100) > 0) {
     }
-    e.save_hnsw(2);
+    e.save_index();
     e.seal();
     EngineStats s = e.stats();
-    CHECK(s.segment_rows == c.rows() && s.delta_rows == 0 && s.hnsw_base == c.rows() && s.hnsw_pending == 0, "stats after save");
+    CHECK(s.segment_rows == c.rows() && s.delta_rows == 0 && s.index_rows == c.rows() && s.index_pending == 0 && s.index_lists == 16,
+          "stats after save");
     for (auto& q : qs) {
-      std::vector<Hit> h = e.topk_hnsw(q.data(), 5, -1, all, &complete);
-      CHECK(complete && h.size() == 5, "HNSW fills k");
+      std::vector<Hit> h = e.topk_index(q.data(), 5, -1, all, wide, &complete, &far, nullptr);
+      CHECK(complete && h.size() == 5, "the index fills k");
     }
     e.close();
   }
   {
-    Engine e(options(dir));  // reopen: segments mapped, HNSW base viewed
+    Engine e(options(dir));  // reopen: segments mapped, index file read
     EngineStats s = e.stats();
-    CHECK(s.segments == 2 && s.segment_rows == c.rows() && s.hnsw_base == c.rows() && s.hnsw_pending == 0 &&
+    CHECK(s.segments == 2 && s.segment_rows == c.rows() && s.index_rows == c.rows() && s.index_pending == 0 &&
               s.next_label == label_base + c.rows(),
           "stats after reopen");
     check_all(e, n, "reopened");
+    TopkOptions wide;
+    wide.probe_max_rows = c.rows();
+    wide.far_score = -1;
     for (size_t i = 0; i < qs.size(); i++)
       for (const Filter* f : filters) {
-        bool complete = false;
-        std::vector<Hit> h = e.topk_hnsw(qs[i].data(), 10, -1, *f, &complete);
+        bool complete = false, far = false;
+        ProbeStats ps;
+        std::vector<Hit> h = e.topk_index(qs[i].data(), 10, -1, *f, wide, &complete, &far, &ps);
         std::vector<OHit> o = oracle(c, scores[i], *f, n);
         std::map<uint64_t, double> score;
         for (auto& x : o) score[x.ord] = x.score;
-        CHECK(complete, "HNSW complete after reopen");
-        if (complete) CHECK(h.size() == std::min<size_t>(10, o.size()), "HNSW fills k under a filter: %zu of %zu", h.size(), o.size());
+        CHECK(complete && !far, "the index is complete after reopen");
+        if (complete) CHECK(h.size() == std::min<size_t>(10, o.size()), "the index fills k under a filter: %zu of %zu", h.size(), o.size());
         for (auto& x : h) {
-          CHECK(score.count(x.ord), "HNSW hit inside the filter");
-          if (score.count(x.ord)) CHECK(std::fabs(x.score - score[x.ord]) <= kTol, "HNSW score rescored exactly");
+          CHECK(score.count(x.ord), "an index hit inside the filter");
+          if (score.count(x.ord)) CHECK(std::fabs(x.score - score[x.ord]) <= kTol, "an index score rescored exactly");
         }
+        Engine::Plan plan;
+        TopkOptions planned = wide;
+        planned.scan_max_rows = 0;
+        std::vector<Hit> p = e.topk_planned(qs[i].data(), 10, -1, *f, planned, &plan, nullptr);
+        CHECK(p.size() == std::min<size_t>(10, o.size()), "the planner fills k");
       }
     e.close();
   }
   {
-    // A damaged segment: the constructor throws, it does not crash.
+    // A damaged index file is rebuilt, not fatal; a damaged segment: the constructor throws.
+    std::string idx = dir + "/index.nmi";
+    CHECK(::truncate(idx.c_str(), 40) == 0, "truncate the index file");
+    {
+      Engine e(options(dir));
+      CHECK(e.stats().index_lists == 0 && e.stats().index_pending == c.rows(), "a damaged index file: every row pending");
+      while (e.index_pending(1000) > 0) {
+      }
+      CHECK(e.stats().index_rows == c.rows(), "filed again");
+      e.close();
+    }
     std::vector<std::string> segs = segment_files(dir);
     CHECK(segs.size() == 2, "the compacted segment and the last seal on disk (%zu)", segs.size());
     if (!segs.empty()) {

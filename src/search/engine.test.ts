@@ -2,8 +2,9 @@
  * Conformance of the native search engine (src/search/engine.ts over native/) against an
  * oracle: float64 dot products of the ORIGINAL float32 vectors, max per revision, in plain JS.
  * Every path is checked against it: the int8 + f16 range scan (single and batched), top-k by
- * scan, top-k by HNSW (plain, filtered, through the planner), and each lifecycle state (delta,
- * segments, compaction, a saved HNSW base, a reopened directory).
+ * scan, top-k by the index (plain, filtered, with rows not yet filed, far queries, through the
+ * planner), and each lifecycle state (delta, segments, compaction, a saved index, a reopened
+ * directory, a damaged index file).
  *
  * Data: a seeded corpus of clustered unit vectors (topics → centroids → revisions → chunks),
  * 1–4 chunks per revision with adjacent labels, event times on an hourly grid (many ties), ten
@@ -28,9 +29,9 @@ const DIMS = 1024;
 const TOL = 1e-4;
 const T0 = 1_700_000_000;
 const HOUR = 3600;
-/** The production HNSW settings (issue 3), and a cheaper build for engines that only need HNSW to work. */
-const PROD = { connectivity: 32, expansionAdd: 256, expansionSearch: 64, passes: 2 };
-const FAST = { ...PROD, expansionAdd: 64 };
+/** Engine settings: lists by the production rule (about sqrt(rows)), trained on this small corpus. */
+const PROD = { lists: 0, indexMinRows: 256, threads: 2, passes: 1, topkConcurrency: 2 };
+const FAST = PROD;
 const LONE_SOURCE = 37;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -282,13 +283,13 @@ function openEngine(dir: string, options = FAST): SearchEngine {
 }
 
 function openNative(dir: string): NativeEngine {
-  const e = new native.Engine({ dir, expansionAdd: 64 });
+  const e = new native.Engine({ dir, indexMinRows: 256, threads: 2 });
   opened.push(e);
   return e;
 }
 
-async function indexAll(e: { indexPending(max: number, threads: number): Promise<number> }): Promise<void> {
-  while ((await e.indexPending(1024, 2)) > 0);
+async function indexAll(e: { indexPending(max: number): Promise<number> }): Promise<void> {
+  while ((await e.indexPending(1024)) > 0);
 }
 
 afterAll(() => {
@@ -302,7 +303,7 @@ afterAll(() => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// The shared corpus: two sealed segments and a delta, HNSW indexed at the production settings.
+// The shared corpus: two sealed segments and a delta, every row filed in the index.
 
 const corpus = makeCorpus(20_260_101, 900);
 const queries = makeQueries(corpus, 7, 24);
@@ -320,7 +321,7 @@ beforeAll(async () => {
   engine.append(rowsOf(corpus, 650));
   await indexAll(engine);
   const s = engine.stats();
-  expect(s).toMatchObject({ segments: 2, deltaRows: corpus.rows - corpus.revs[650].start, hnswPending: 0, nextLabel: corpus.rows });
+  expect(s).toMatchObject({ segments: 2, deltaRows: corpus.rows - corpus.revs[650].start, indexPending: 0, nextLabel: corpus.rows });
 });
 
 describe('corpus', () => {
@@ -454,12 +455,15 @@ describe('range: the int8 + f16 scan equals the f32 oracle', () => {
     const q = queries[0];
     expect((await e.range(q, -1, {}, 10)).ords.length).toBe(0);
     expect((await e.topk(q, 10, -1, {}, 'scan')).ords.length).toBe(0);
-    const h = await e.topk(q, 10, -1, {}, 'hnsw');
+    const h = await e.topk(q, 10, -1, {}, 'index');
     expect(h.ords.length).toBe(0);
     expect(e.count({})).toBe(0);
+    expect(e.estimate({})).toBe(0);
+    expect(await e.indexPending(100)).toBe(0);
     await e.seal();
     await e.compact();
-    expect(e.stats()).toMatchObject({ segments: 0, segmentRows: 0, deltaRows: 0, hnswBase: 0, hnswPending: 0, nextLabel: 0 });
+    await e.saveIndex();
+    expect(e.stats()).toMatchObject({ segments: 0, segmentRows: 0, deltaRows: 0, indexLists: 0, indexPending: 0, nextLabel: 0 });
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('seg-'))).toEqual([]);
   });
 });
@@ -487,14 +491,15 @@ describe('batching', () => {
     }
   });
 
-  it('33 concurrent calls (more than one pass holds) are all answered correctly', async () => {
-    const s = [...specs(), ...specs()].slice(0, 33);
+  it('70 concurrent calls (more than one pass holds) are all answered correctly', async () => {
+    const s = [...specs(), ...specs(), ...specs(), ...specs()].slice(0, 70);
+    expect(s.length).toBe(70);
     const before = { ...engine.batches };
     const r = await Promise.all(s.map((x) => engine.range(x.q, x.t, x.f, x.cap)));
     const passes = engine.batches.passes - before.passes;
     expect(passes).toBeGreaterThanOrEqual(2);
-    expect(passes).toBeLessThan(33);
-    for (const [i, x] of s.entries()) expectRange(corpus, x.q, r[i], oracle(corpus, x.q, x.f, x.t), `query ${i} of 33`);
+    expect(passes).toBeLessThan(70);
+    for (const [i, x] of s.entries()) expectRange(corpus, x.q, r[i], oracle(corpus, x.q, x.f, x.t), `query ${i} of 70`);
   });
 
   it('a direct native call with 3 queries equals three single calls, caps and all', async () => {
@@ -570,28 +575,57 @@ describe('top-k by scan', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('top-k by HNSW', () => {
-  it('has top-10 recall ≥ 0.9 over 20 queries, with every score exact', async () => {
-    let found = 0;
-    for (const [qi, q] of queries.slice(0, 20).entries()) {
-      const want = oracle(corpus, q);
-      const r = await engine.topk(q, 10, -1, {}, 'hnsw');
-      expect(r.complete, `query ${qi}`).toBe(true);
-      expect(r.ords.length).toBe(10);
-      const byOrd = new Map(want.map((h) => [h.ord, h]));
-      for (let i = 0; i < r.ords.length; i++) {
-        const w = byOrd.get(r.ords[i])!;
-        expect(Math.abs(r.scores[i] - w.score), `query ${qi}: HNSW score of ord ${w.ord} is rescored exactly`).toBeLessThanOrEqual(TOL);
-        expectLabel(corpus, q, r.labels[i], w, `query ${qi}`);
-        if (i > 0) expect(r.scores[i]).toBeLessThanOrEqual(r.scores[i - 1]);
-      }
-      const cut = want[9].score - TOL;
-      found += Array.from(r.scores).filter((s) => s >= cut).length;
+describe('top-k by the index', () => {
+  /** An index query, checked: inside the filter, above min_score, exact scores, best first, distinct. */
+  function expectSound(c: Corpus, q: Float32Array, r: NativeHits, want: OHit[], k: number, what: string): void {
+    expect(r.ords.length, what).toBeLessThanOrEqual(k);
+    expect(new Set(r.ords).size, `${what}: distinct revisions`).toBe(r.ords.length);
+    const byOrd = new Map(want.map((h) => [h.ord, h]));
+    for (let i = 0; i < r.ords.length; i++) {
+      const w = byOrd.get(r.ords[i]);
+      expect(w, `${what}: ord ${r.ords[i]} is outside the filter or below min_score`).toBeDefined();
+      expect(Math.abs(r.scores[i] - w!.score), `${what}: score of ord ${r.ords[i]} is exact`).toBeLessThanOrEqual(TOL);
+      expectLabel(c, q, r.labels[i], w!, what);
+      if (i > 0) expect(r.scores[i], `${what}: best first`).toBeLessThanOrEqual(r.scores[i - 1]);
     }
-    expect(found / 200).toBeGreaterThanOrEqual(0.9);
+  }
+  const far = (seed: number): Float32Array => {
+    const rng = new Rng(seed);
+    return unit(Array.from({ length: DIMS }, () => rng.gauss()));
+  };
+
+  it('is trained once the engine holds indexMinRows rows, with about sqrt(rows) lists', async () => {
+    const s = engine.stats();
+    expect(s.indexLists).toBe(Math.round(Math.sqrt(s.trainedRows)));
+    expect(s).toMatchObject({ indexRows: corpus.rows, indexPending: 0, trainedRows: corpus.rows });
+    const e = openEngine(tempDir(), { ...PROD, indexMinRows: corpus.rows + 1 });
+    e.append(rowsOf(corpus));
+    expect(await e.indexPending(1e9)).toBe(0);
+    expect(e.stats()).toMatchObject({ indexLists: 0, indexPending: 0, indexRows: 0 });
+    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, topk: { scanMaxRows: 0 } });
+    await vs.topK(queries[0], 10, -1, { includeEdits: true, sources: null });
+    expect(vs.plans).toEqual({ scan: 1, 'scan-far': 0, index: 0, 'index-then-scan': 0 });
   });
 
-  it('filtered search stays inside the filter; complete means filled or nothing more exists', async () => {
+  it('has top-10 recall ≥ 0.95 over 20 queries, with every score exact, reading a fraction of the rows', async () => {
+    let found = 0;
+    let rows = 0;
+    for (const [qi, q] of queries.slice(0, 20).entries()) {
+      const want = oracle(corpus, q);
+      const r = await engine.topk(q, 10, -1, {}, 'index', { probeMaxRows: corpus.rows, farScore: -1 });
+      expect(r.complete, `query ${qi}`).toBe(true);
+      expect(r.plan, `query ${qi}`).toBe('index');
+      expect(r.ords.length).toBe(10);
+      expectSound(corpus, q, r, want, 10, `query ${qi}`);
+      const cut = want[9].score - TOL;
+      found += Array.from(r.scores).filter((s) => s >= cut).length;
+      rows += r.probe.rows;
+    }
+    expect(found / 200).toBeGreaterThanOrEqual(0.95);
+    expect(rows / 20).toBeLessThan(corpus.rows / 2);
+  });
+
+  it('filtered: stays inside the filter; complete means filled or nothing more exists', async () => {
     const filters: NativeFilter[] = [
       { firstOnly: true },
       { tmin: timeAt(20), tmax: timeAt(25) },
@@ -609,91 +643,104 @@ describe('top-k by HNSW', () => {
         ]) {
           const what = `query ${qi}, k ${k}, min ${m}, ${JSON.stringify(f)}`;
           const want = oracle(corpus, q, f, m);
-          const byOrd = new Map(want.map((h) => [h.ord, h]));
-          const r = await engine.topk(q, k, m, f, 'hnsw');
-          expect(r.ords.length, what).toBeLessThanOrEqual(k);
-          for (let i = 0; i < r.ords.length; i++) {
-            const w = byOrd.get(r.ords[i]);
-            expect(w, `${what}: ord ${r.ords[i]} is outside the filter or below min_score`).toBeDefined();
-            expect(Math.abs(r.scores[i] - w!.score), what).toBeLessThanOrEqual(TOL);
-          }
+          const r = await engine.topk(q, k, m, f, 'index', { probeMaxRows: 400 });
+          expectSound(corpus, q, r, want, k, what);
           if (r.complete) expect(r.ords.length, `${what}: complete but under-filled`).toBe(Math.min(k, want.length));
         }
     }
   });
 
-  it('widens its search when the best revisions have many chunks each, and still fills k', async () => {
-    // 14-20 similar chunks per revision: the first round (64 chunks) covers only a few
-    // revisions, so HNSW must fetch more before it can claim k of them.
+  it('filtered: answers from the index where the planner sends it (a budget covering the lists), filled and equal to the oracle', async () => {
+    // With a row budget as large as the corpus the index may read every list, so a planned
+    // index answer must be complete: an index that gave up would show as index-then-scan.
+    const vs = new VectorSearch({} as Catalog, engine, { maxMatches: 1e6, topk: { scanMaxRows: 0, probeMaxRows: corpus.rows, farScore: -1 } });
+    const misses: string[] = [];
+    let found = 0;
+    let expected = 0;
+    for (const [qi, q] of queries.slice(0, 4).entries())
+      for (let h = 0; h < 60; h += 3) {
+        const f = { tmin: timeAt(h), tmax: timeAt(h + 1), firstOnly: h % 2 === 0 };
+        const want = oracle(corpus, q, f);
+        const r = await engine.topk(q, 20, -1, f, 'index', { probeMaxRows: corpus.rows, farScore: -1 });
+        if (!r.complete || r.ords.length !== Math.min(20, want.length)) misses.push(`query ${qi}, hours ${h}-${h + 1}: ${r.ords.length} of ${want.length}`);
+        expectSound(corpus, q, r, want, 20, `query ${qi}, hours ${h}-${h + 1}`);
+        const cut = want[Math.min(20, want.length) - 1].score - TOL;
+        found += Array.from(r.scores).filter((x) => x >= cut).length;
+        expected += Math.min(20, want.length);
+        const planned = await vs.topK(q, 20, -1, { includeEdits: h % 2 !== 0, sources: null, since: f.tmin, until: f.tmax });
+        if (planned.length !== Math.min(20, want.length)) misses.push(`planner, query ${qi}, hours ${h}-${h + 1}: ${planned.length} of ${want.length}`);
+      }
+    expect(misses, 'complete (or planned) but under-filled').toEqual([]);
+    expect(vs.plans['index-then-scan']).toBe(0);
+    expect(vs.plans.index).toBe(80);
+    expect(found / expected).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('fills k when the best revisions have many chunks each (candidates are counted by revision)', async () => {
     const long = makeCorpus(4242, 130, { chunks: [14, 20], chunkSigma: 0.15 });
     const lq = makeQueries(long, 5, 6);
-    const e = openEngine(tempDir());
+    const e = openEngine(tempDir(), { ...PROD, lists: 8 });
     e.append(rowsOf(long));
-    while ((await e.indexPending(4096, 1)) > 0);
-    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, scanMaxChunks: 0 });
-    let found = 0;
-    for (const [qi, q] of lq.entries()) {
-      const want = oracle(long, q);
-      const firstRound = new Set(Array.from(rowScores(long, q)).map((s, i) => [s, i]).sort((a, b) => b[0] - a[0]).slice(0, 64).map(([, i]) => long.ords[i]));
-      expect(firstRound.size, `query ${qi}: the top 64 chunks cover fewer than 10 revisions`).toBeLessThan(10);
+    await indexAll(e);
+    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, topk: { scanMaxRows: 0, probeMaxRows: long.rows } });
+    for (const [qi, q] of lq.entries())
       for (const [k, f] of [
         [10, {}],
         [25, { firstOnly: true }],
       ] as [number, NativeFilter][]) {
         const what = `query ${qi}, k ${k}, ${JSON.stringify(f)}`;
-        const r = await e.topk(q, k, -1, f, 'hnsw');
-        const allowedWant = oracle(long, q, f);
-        if (r.complete) expect(r.ords.length, `${what}: complete but under-filled`).toBe(Math.min(k, allowedWant.length));
-        const byOrd = new Map(allowedWant.map((h) => [h.ord, h]));
-        for (let i = 0; i < r.ords.length; i++) expect(Math.abs(r.scores[i] - byOrd.get(r.ords[i])!.score), what).toBeLessThanOrEqual(TOL);
-        if (k === 10) found += Array.from(r.scores).filter((s) => s >= want[9].score - TOL).length;
+        const want = oracle(long, q, f);
+        const r = await e.topk(q, k, -1, f, 'index', { probeMaxRows: long.rows });
+        expectSound(long, q, r, want, k, what);
+        expect(r.complete, what).toBe(true);
+        expect(r.ords.length, `${what}: under-filled`).toBe(Math.min(k, want.length));
         const planned = await vs.topK(q, k, -1, { includeEdits: !f.firstOnly, sources: null });
-        expect(planned.length, `${what}: planner under-filled`).toBe(Math.min(k, allowedWant.length));
+        expect(planned.length, `${what}: planner under-filled`).toBe(Math.min(k, want.length));
       }
-    }
-    expect(found / (10 * lq.length)).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('never claims complete when its graph cannot reach an allowed row (a sparse graph, built on one thread)', async () => {
-    // HNSW graphs can leave nodes without in-links; a sparse one (connectivity 4) leaves many.
-    // A filtered search that returns fewer than `want` chunks has then not seen every allowed
-    // chunk, so "fewer than asked" must not be taken for "nothing more exists".
-    const e = openEngine(tempDir(), { connectivity: 4, expansionAdd: 8, expansionSearch: 8, passes: 2 });
-    e.append(rowsOf(corpus));
-    while ((await e.indexPending(4096, 1)) > 0);
-    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, scanMaxChunks: 0 });
-    const misses: string[] = [];
-    const all = await e.topk(queries[0], 5000, -1, {}, 'hnsw');
-    if (all.complete && all.ords.length < corpus.revs.length) misses.push(`unfiltered, k 5000: ${all.ords.length} of ${corpus.revs.length}`);
-    for (const [qi, q] of queries.slice(0, 4).entries())
-      for (let h = 0; h < 60; h++) {
-        const f = { tmin: timeAt(h), tmax: timeAt(h) };
-        const want = oracle(corpus, q, f);
-        const r = await e.topk(q, 50, -1, f, 'hnsw');
-        if (r.complete && r.ords.length < Math.min(50, want.length)) misses.push(`query ${qi}, hour ${h}: ${r.ords.length} of ${want.length}`);
-        const planned = await vs.topK(q, 50, -1, { includeEdits: true, sources: null, since: f.tmin, until: f.tmax });
-        if (planned.length !== Math.min(50, want.length)) misses.push(`planner, query ${qi}, hour ${h}: ${planned.length} of ${want.length}`);
-      }
-    expect(misses, 'complete (or planned) but under-filled').toEqual([]);
-  });
-
-  it('is incomplete (so the caller scans) while rows are not yet indexed', async () => {
-    const e = openEngine(tempDir());
-    e.append(rowsOf(corpus, 0, 60));
-    const q = queries[0];
-    const r = await e.topk(q, 5, -1, {}, 'hnsw');
-    expect(r.complete).toBe(false);
-    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, scanMaxChunks: 0 });
-    const got = await vs.topK(q, 5, -1, { includeEdits: true, sources: null });
-    expect(vs.plans).toEqual({ scan: 0, 'scan-pending': 1, hnsw: 0, 'hnsw-then-scan': 0 });
-    const want = oracle(corpus, q, null, -Infinity, [0, 60]);
-    expectTopK(corpus, q, { ords: Float64Array.from(got, (s) => s.ord), labels: Float64Array.from(got, (s) => s.label), scores: Float32Array.from(got, (s) => s.score) }, 5, want, 'planner while pending');
+  it('scans the rows not yet filed beside the lists: new rows are found at once, with no full scan', async () => {
+    const e = openEngine(tempDir(), PROD);
+    e.append(rowsOf(corpus, 0, 700));
     await indexAll(e);
-    expect((await e.topk(q, 5, -1, {}, 'hnsw')).complete).toBe(true);
+    e.append(rowsOf(corpus, 700));
+    const pending = corpus.rows - corpus.revs[700].start;
+    expect(e.stats().indexPending).toBe(pending);
+    const vs = new VectorSearch({} as Catalog, e, { maxMatches: 1e6, topk: { scanMaxRows: 0, probeMaxRows: corpus.rows } });
+    for (const [qi, q] of queries.slice(0, 10).entries()) {
+      const want = oracle(corpus, q);
+      const r = await e.topk(q, 10, -1, {}, 'index', { probeMaxRows: corpus.rows });
+      expect(r.probe.pending, `query ${qi}`).toBe(pending);
+      expect(r.probe.rows, `query ${qi}: lists read`).toBeLessThan(corpus.revs[700].start);
+      expectSound(corpus, q, r, want, 10, `query ${qi}`);
+      // A new revision at the top of the exact answer is in the index's answer too.
+      const fresh = want.slice(0, 10).filter((h) => corpus.revs.indexOf(h.rev) >= 700);
+      for (const h of fresh) expect(Array.from(r.ords), `query ${qi}: new ord ${h.ord}`).toContain(h.ord);
+      await vs.topK(q, 10, -1, { includeEdits: true, sources: null });
+    }
+    expect(vs.plans.index).toBe(10);
+    await indexAll(e);
+    expect(e.stats().indexPending).toBe(0);
   });
 
-  it('the planner (scanMaxChunks 0) never under-fills a page, however selective the domain', async () => {
-    const vs = new VectorSearch({} as Catalog, engine, { maxMatches: 1e6, scanMaxChunks: 0 });
+  it('answers a query far from every list by an exact scan (scan-far), equal to the oracle', async () => {
+    const vs = new VectorSearch({} as Catalog, engine, { maxMatches: 1e6, topk: { scanMaxRows: 0 } });
+    for (let i = 0; i < 3; i++) {
+      const q = far(900 + i);
+      const r = await engine.topk(q, 10, -1, {}, 'index');
+      expect(r.plan, `far query ${i}`).toBe('far');
+      const got = await vs.topK(q, 10, -1, { includeEdits: true, sources: null });
+      const want = oracle(corpus, q);
+      expect(got.map((h) => h.ord)).toEqual(want.slice(0, 10).map((h) => h.ord));
+    }
+    expect(vs.plans['scan-far']).toBe(3);
+    // Lists too many to steer by (a row budget below what lies within probe_delta) are far too.
+    const near = queries[0];
+    expect((await engine.topk(near, 10, -1, {}, 'index', { probeDelta: 2, probeMaxRows: 10 })).plan).toBe('far');
+  });
+
+  it('the planner never under-fills a page, however selective the domain', async () => {
+    const vs = new VectorSearch({} as Catalog, engine, { maxMatches: 1e6, topk: { scanMaxRows: 0, probeMaxRows: 300 } });
     const inDomain = (rev: Rev, d: Domain): boolean =>
       (d.since === undefined || rev.time >= d.since) &&
       (d.until === undefined || rev.time <= d.until) &&
@@ -731,8 +778,24 @@ describe('top-k by HNSW', () => {
             });
           }
     }
-    // It did plan HNSW (the engine has no pending rows and every domain has allowed chunks > 0).
-    expect(vs.plans.hnsw).toBeGreaterThan(0);
+    // It did plan the index, and fell back to the scan where the row budget ran out.
+    expect(vs.plans.index).toBeGreaterThan(0);
+    expect(vs.plans['index-then-scan']).toBeGreaterThan(0);
+  });
+
+  it('estimates allowed rows from the time index and per-source counts, close to the count', () => {
+    for (const f of [
+      {},
+      { firstOnly: true },
+      { tmin: timeAt(10), tmax: timeAt(30) },
+      { sources: Uint8Array.of(0b1010) },
+      { sources: Uint8Array.of(0b11), tmin: timeAt(50), firstOnly: true },
+    ] as NativeFilter[]) {
+      const n = engine.count(f);
+      const e = engine.estimate(f);
+      expect(Math.abs(e - n), JSON.stringify(f)).toBeLessThanOrEqual(Math.max(30, n * 0.35));
+    }
+    expect(engine.estimate({ tmin: timeAt(10), tmax: timeAt(30) })).toBe(engine.count({ tmin: timeAt(10), tmax: timeAt(30) }));
   });
 });
 
@@ -758,7 +821,7 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     return out;
   }
 
-  it('answers the same through seal, delta, compaction, saveHnsw and a reopen', async () => {
+  it('answers the same through seal, delta, compaction, saveIndex and a reopen', async () => {
     const dir = tempDir();
     let e = openEngine(dir);
     e.append(rowsOf(small, 0, 150));
@@ -778,54 +841,93 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     e.append(rowsOf(small, 280));
     expect(e.stats()).toMatchObject({ segments: 2 });
     const before = await check(e, 400, 'two segments + delta');
+    await indexAll(e);
+    const indexed = await indexCheck(e, 'filed, two segments + delta');
     await e.compact();
     expect(e.stats()).toMatchObject({ segments: 1, deltaRows: small.rows - small.revs[280].start });
     expect(await check(e, 400, 'compacted')).toEqual(before);
+    expect(await indexCheck(e, 'compacted')).toEqual(indexed);
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('seg-')).length).toBe(1);
 
-    await indexAll(e);
-    await e.saveHnsw(2);
+    await e.saveIndex();
     await e.seal();
-    const hnswBefore = await Promise.all(sq.map((q) => e.topk(q, 10, -1, { firstOnly: true }, 'hnsw')));
+    expect(await indexCheck(e, 'sealed')).toEqual(indexed);
     e.close();
     await expect(e.range(sq[0], 0.5, {}, 10)).rejects.toThrow(/closed/);
 
     e = openEngine(dir);
-    expect(e.stats()).toMatchObject({ segmentRows: small.rows, deltaRows: 0, hnswBase: small.rows, hnswDelta: 0, hnswPending: 0, nextLabel: small.rows });
+    expect(e.stats()).toMatchObject({ segmentRows: small.rows, deltaRows: 0, indexRows: small.rows, indexPending: 0, indexSaved: small.rows, nextLabel: small.rows });
     expect(await check(e, 400, 'reopened')).toEqual(before);
-    for (const [i, q] of sq.entries()) {
-      const r = await e.topk(q, 10, -1, { firstOnly: true }, 'hnsw');
-      expect(r.complete).toBe(true);
-      expect(Array.from(r.ords), `HNSW query ${i} after reopen`).toEqual(Array.from(hnswBefore[i].ords));
-      expect(Array.from(r.scores)).toEqual(Array.from(hnswBefore[i].scores));
-    }
+    expect(await indexCheck(e, 'reopened')).toEqual(indexed);
   });
 
-  it('folds a second HNSW delta into an existing base', async () => {
+  /** Index top-10 (first revisions, a budget covering every list) for each query: exact scores, complete. */
+  async function indexCheck(e: SearchEngine, what: string): Promise<number[][]> {
+    const out: number[][] = [];
+    for (const [i, q] of sq.entries()) {
+      // No far line: these probes test the lists, and a noisy one may score every centroid low.
+      const r = await e.topk(q, 10, -1, { firstOnly: true }, 'index', { probeMaxRows: small.rows, farScore: -1 });
+      expect(r.complete, `${what}: query ${i}`).toBe(true);
+      const want = new Map(oracle(small, q, { firstOnly: true }).map((h) => [h.ord, h.score]));
+      for (let j = 0; j < r.ords.length; j++) expect(Math.abs(r.scores[j] - want.get(r.ords[j])!), `${what}: query ${i}`).toBeLessThanOrEqual(TOL);
+      out.push(Array.from(r.ords));
+    }
+    return out;
+  }
+
+  it('files rows appended after a save, and saves them again; a reopen keeps both', async () => {
     const dir = tempDir();
     let e = openEngine(dir);
     e.append(rowsOf(small, 0, 200));
     await indexAll(e);
-    await e.saveHnsw(2);
-    e.append(rowsOf(small, 200));
-    await indexAll(e);
-    expect(e.stats()).toMatchObject({ hnswBase: small.revs[200].start, hnswDelta: small.rows - small.revs[200].start });
-    await e.saveHnsw(2);
+    await e.saveIndex();
     await e.seal();
-    expect(e.stats()).toMatchObject({ hnswBase: small.rows, hnswDelta: 0 });
+    expect(e.stats()).toMatchObject({ indexRows: small.revs[200].start, indexSaved: small.revs[200].start });
+    e.append(rowsOf(small, 200));
+    expect(e.stats().indexPending).toBe(small.rows - small.revs[200].start);
+    await indexAll(e);
+    await e.saveIndex();
+    await e.seal();
+    expect(e.stats()).toMatchObject({ indexRows: small.rows, indexPending: 0, indexSaved: small.rows });
+    const beforeReopen = await indexCheck(e, 'before reopen');
     e.close();
     e = openEngine(dir);
-    expect(e.stats()).toMatchObject({ hnswBase: small.rows, hnswPending: 0 });
-    let found = 0;
-    for (const q of sq) {
-      const want = oracle(small, q);
-      const r = await e.topk(q, 10, -1, {}, 'hnsw');
-      expect(r.complete).toBe(true);
-      const byOrd = new Map(want.map((h) => [h.ord, h]));
-      for (let i = 0; i < r.ords.length; i++) expect(Math.abs(r.scores[i] - byOrd.get(r.ords[i])!.score)).toBeLessThanOrEqual(TOL);
-      found += Array.from(r.scores).filter((s) => s >= want[9].score - TOL).length;
+    expect(e.stats()).toMatchObject({ indexRows: small.rows, indexPending: 0 });
+    expect(await indexCheck(e, 'after two saves')).toEqual(beforeReopen);
+  });
+
+  it('rebuilds a missing or damaged index file: every row pending, then filed again', async () => {
+    for (const damage of [(f: string) => fs.truncateSync(f, 100), (f: string) => fs.unlinkSync(f), (f: string) => fs.writeFileSync(f, 'NMIVF01\0garbage')]) {
+      const dir = tempDir();
+      let e = openEngine(dir);
+      e.append(rowsOf(small));
+      await indexAll(e);
+      await e.saveIndex();
+      await e.seal();
+      e.close();
+      damage(path.join(dir, 'index.nmi'));
+      e = openEngine(dir);
+      expect(e.stats()).toMatchObject({ indexLists: 0, indexRows: 0, indexPending: small.rows });
+      await indexAll(e);
+      expect(e.stats()).toMatchObject({ indexRows: small.rows, indexPending: 0 });
+      await indexCheck(e, 'rebuilt');
     }
-    expect(found / (10 * sq.length)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('trains again, filing every row anew, once the rows have grown 4x', async () => {
+    const e = openEngine(tempDir(), { ...PROD, indexMinRows: 100 });
+    e.append(rowsOf(small, 0, 80));
+    await indexAll(e);
+    const first = e.stats();
+    expect(first.trainedRows).toBe(small.revs[80].start);
+    expect(first.indexLists).toBe(16);  // at least 16 lists
+    e.append(rowsOf(small, 80));
+    await indexAll(e);
+    const s = e.stats();
+    expect(s.trainedRows).toBe(small.rows);
+    expect(s.indexLists).toBe(Math.round(Math.sqrt(small.rows)));
+    expect(s).toMatchObject({ indexRows: small.rows, indexPending: 0 });
+    await indexCheck(e, 'retrained');
   });
 
   it('forgets unsealed rows at reopen and reports the sealed next label (LMDB re-syncs from there)', async () => {
@@ -922,7 +1024,7 @@ describe('ids beyond 2^32', () => {
     [2 ** 40, 2 ** 32],
     [2 ** 32 + 5, 2 ** 40],
   ]) {
-    it(`round-trips labels from ${labelBase} and ords from ${ordBase} through range, top-k, HNSW and a reopen`, async () => {
+    it(`round-trips labels from ${labelBase} and ords from ${ordBase} through range, top-k, the index and a reopen`, async () => {
       const c = makeCorpus(labelBase % 1000, 120, { labelBase, ordBase });
       const qs = makeQueries(c, 3, 4);
       const dir = tempDir();
@@ -936,23 +1038,23 @@ describe('ids beyond 2^32', () => {
           const t = gapThreshold(c, q, 30);
           expectRange(c, q, await e.range(q, t, { tmin: timeAt(5) }, 1e6), oracle(c, q, { tmin: timeAt(5) }, t), `${what} range ${qi}`);
           expectTopK(c, q, await e.topk(q, 10, -1, {}, 'scan'), 10, oracle(c, q), `${what} scan ${qi}`);
-          const h = await e.topk(q, 5, -1, { firstOnly: true }, 'hnsw');
+          const h = await e.topk(q, 5, -1, { firstOnly: true }, 'index', { probeMaxRows: c.rows });
           expect(h.complete).toBe(true);
           const want = new Map(oracle(c, q, { firstOnly: true }).map((x) => [x.ord, x]));
           for (let i = 0; i < h.ords.length; i++) {
             const w = want.get(h.ords[i]);
-            expect(w, `${what} hnsw ${qi}: ord ${h.ords[i]}`).toBeDefined();
-            expectLabel(c, q, h.labels[i], w!, `${what} hnsw ${qi}`);
+            expect(w, `${what} index ${qi}: ord ${h.ords[i]}`).toBeDefined();
+            expectLabel(c, q, h.labels[i], w!, `${what} index ${qi}`);
           }
         }
       };
       await run('delta');
       expect(e.stats().nextLabel).toBe(labelBase + c.rows);
       await e.seal();
-      await e.saveHnsw(2);
+      await e.saveIndex();
       e.close();
       e = openEngine(dir);
-      expect(e.stats()).toMatchObject({ segmentRows: c.rows, hnswBase: c.rows, hnswPending: 0, nextLabel: labelBase + c.rows });
+      expect(e.stats()).toMatchObject({ segmentRows: c.rows, indexRows: c.rows, indexPending: 0, nextLabel: labelBase + c.rows });
       await run('reopened');
     });
   }
@@ -988,7 +1090,7 @@ describe('argument checks', () => {
       expect(() => e.append(rows), what).toThrow(type);
     }
     expect(() => (e.append as (x: unknown) => void)(undefined)).toThrow(TypeError);
-    expect(e.stats()).toMatchObject({ deltaRows: 0, nextLabel: 0, hnswPending: 0 });
+    expect(e.stats()).toMatchObject({ deltaRows: 0, nextLabel: 0, indexPending: 0 });
     e.append(good());
     expect(e.stats()).toMatchObject({ deltaRows: n(), nextLabel: n() });
   });
@@ -1049,7 +1151,13 @@ describe('argument checks', () => {
     expect(() => e.topk(q.subarray(1), 5, -1, null, 'scan')).toThrow(RangeError);
     expect(() => e.topk(new Float32Array(2 * DIMS), 5, -1, null, 'scan')).toThrow(RangeError);
     expect(() => e.topk(Array.from(q) as unknown as Float32Array, 5, -1, null, 'scan')).toThrow(TypeError);
-    expect(() => e.topk(q, 5, -1, { sources: new Uint16Array(1) as never }, 'hnsw')).toThrow(TypeError);
+    expect(() => e.topk(q, 5, -1, { sources: new Uint16Array(1) as never }, 'index')).toThrow(TypeError);
+    expect(() => e.topk(q, 5, -1, null, 'hnsw' as never)).toThrow(TypeError);
+    expect(() => e.topk(q, 5, -1, null, 'auto', 'fast' as never)).toThrow(TypeError);
+    for (const bad of [{ probeDelta: -1 }, { probeDelta: Number.NaN }, { farScore: 2 }, { scanMaxRows: -5 }, { probeMaxRows: 1.5 }, { scanMaxRows: 'x' }])
+      expect(() => e.topk(q, 5, -1, null, 'auto', bad as never), JSON.stringify(bad)).toThrow(RangeError);
+    expect(() => e.indexPending(-1)).toThrow(RangeError);
+    expect(() => new native.Engine({ dir: tempDir(), lists: -3 })).toThrow(RangeError);
     // The wrapper checks the query before queueing, and fails that query alone (a rejection).
     const se = openEngine(tempDir());
     await expect(se.range(q.subarray(0, 1023), 0, {}, 10)).rejects.toThrow(RangeError);
@@ -1080,7 +1188,7 @@ describe('argument checks', () => {
     for (const cap of [Number.NaN, -1, 1.5])
       await expect((async () => e.range(q, [{ threshold: -1, cap }]))(), `cap ${cap}`).rejects.toThrow(RangeError);
     for (const k of [-1, 1.5, Number.NaN])
-      for (const mode of ['scan', 'hnsw'] as const)
+      for (const mode of ['scan', 'index', 'auto'] as const)
         await expect((async () => e.topk(q, k, -1, null, mode))(), `k ${k} by ${mode}`).rejects.toThrow(RangeError);
   });
 
@@ -1103,7 +1211,7 @@ describe('argument checks', () => {
   it('a batched range with a bad filter rejects that query; its batch-mates still resolve (no uncaught exception)', () => {
     const r = child(`
       process.on('uncaughtException', (e) => { console.log('UNCAUGHT ' + e.message); process.exit(3); });
-      const e = new SearchEngine(dir, { connectivity: 16, expansionAdd: 32, expansionSearch: 32, passes: 2 });
+      const e = new SearchEngine(dir, { lists: 0, indexMinRows: 2, threads: 2, passes: 1, topkConcurrency: 2 });
       e.append(rows([0, 1, 2]));
       const settle = (p) => p.then((x) => 'resolved ' + x.ords.length, (x) => 'rejected ' + x.name);
       const out = await Promise.all([settle(e.range(q, -1, {}, 10)), settle(e.range(q, -1, { sources: [1] }, 10)), settle(e.range(q, -1, { firstOnly: false }, 10))]);
@@ -1121,9 +1229,9 @@ describe('argument checks', () => {
 
   it('a duplicate label in one append never crashes the process at indexPending', () => {
     const r = child(`
-      const e = new native.Engine({ dir, expansionAdd: 32 });
+      const e = new native.Engine({ dir, indexMinRows: 1 });
       try { e.append(rows([0, 0])); console.log('append accepted'); } catch (x) { console.log('append threw'); }
-      try { await e.indexPending(100, 1); console.log('indexed'); } catch (x) { console.log('indexPending threw'); }
+      try { await e.indexPending(100); console.log('indexed'); } catch (x) { console.log('indexPending threw'); }
       e.close();
     `);
     expect(r.signal, r.out).toBeNull();
@@ -1160,10 +1268,17 @@ describe('int8 margin', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('ISA dispatch', () => {
-  it('gives the same hits under every ISA this CPU supports, scores within 1e-5', async () => {
+  it('gives the same hits under every ISA this CPU supports, scores within 1e-5 (single, batched, top-k, index)', async () => {
     const auto = native.setIsa('auto');
     expect(() => native.setIsa('sse9' as never)).toThrow(/does not support/);
     const qs = queries.slice(0, 3);
+    // One native pass of 7 queries (two tiles of four, the second padded), each its own filter.
+    const batch = queries.slice(3, 10);
+    const pass = new Float32Array(batch.length * DIMS);
+    batch.forEach((q, i) => pass.set(q, i * DIMS));
+    const specs = batch.map((q, i) => ({ threshold: gapThreshold(corpus, q, 40 + 30 * i), cap: 1e6, filter: i % 3 ? { tmin: timeAt(5 * i), firstOnly: i % 2 === 0 } : {} }));
+    const direct = openNative(tempDir());
+    direct.append(rowsOf(corpus));
     const run = async () => {
       const out: { range: (NativeHits & { overflow: boolean })[]; topk: NativeHits[] } = { range: [], topk: [] };
       for (const q of qs) {
@@ -1171,13 +1286,15 @@ describe('ISA dispatch', () => {
         out.range.push(await engine.range(q, t, {}, 1e6));
         out.range.push(await engine.range(q, t, { tmin: timeAt(10), tmax: timeAt(30), sources: Uint8Array.of(0xf0, 0x03) }, 1e6));
         out.topk.push(await engine.topk(q, 25, -1, { firstOnly: true }, 'scan'));
+        out.topk.push(await engine.topk(q, 25, -1, {}, 'index', { probeMaxRows: 500 }));
       }
+      out.range.push(...(await direct.range(pass, specs)));
       return out;
     };
     const ref = await run();
     const tried: string[] = [];
     try {
-      for (const isa of ['generic', 'avx2', 'avx512'] as const) {
+      for (const isa of ['generic', 'avx2', 'avx512', 'avx512vnni'] as const) {
         try {
           native.setIsa(isa);
         } catch (e) {

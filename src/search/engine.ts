@@ -1,20 +1,35 @@
 /**
- * The native search engine, wrapped: time-ordered segments scanned in int8 + f16, and usearch
- * HNSW, both inside the addon (src/native.ts). Concurrent range queries are merged into one
- * pass over the data, since the scan is memory-bound: while a pass is running, new queries
- * queue, and the next pass takes all of them.
+ * The native search engine, wrapped: time-ordered segments scanned in int8 + f16, and the
+ * inverted-file relevance index, both inside the addon (src/native.ts). Concurrent range
+ * queries are merged into one pass over the data, since the scan is memory-bound: while a pass
+ * is running (on every core), new queries queue, and the next pass takes all of them.
  */
 import { Limit } from '../limit.js';
-import { native, type NativeEngine, type NativeFilter, type NativeHits, type NativeRows, type NativeStats, type TopkPlan } from '../native.js';
+import {
+  native,
+  type NativeEngine,
+  type NativeFilter,
+  type NativeHits,
+  type NativeRows,
+  type NativeStats,
+  type ProbeStats,
+  type TopkOptions,
+  type TopkPlan,
+} from '../native.js';
 
-export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats, TopkPlan };
+export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats, ProbeStats, TopkOptions, TopkPlan };
 
 export interface EngineOptions {
-  connectivity: number;
-  expansionAdd: number;
-  expansionSearch: number;
-  /** Concurrent scan passes (one per core is enough: each is memory-bound). */
+  /** Index lists when it is trained (0: about sqrt(chunks)). */
+  lists: number;
+  /** Chunks held before the index is trained. */
+  indexMinRows: number;
+  /** Threads of a scan pass or an index build (0: one per core). */
+  threads: number;
+  /** Range passes running at once (each already uses every thread). */
   passes: number;
+  /** Top-k queries running at once on the libuv pool. */
+  topkConcurrency: number;
 }
 
 interface PendingRange {
@@ -35,8 +50,12 @@ function checkFilter(f: NativeFilter): void {
   if (f.sources !== undefined && f.sources !== null && !(f.sources instanceof Uint8Array)) throw new TypeError('filter.sources must be a Uint8Array bitmap');
   if (f.firstOnly !== undefined && typeof f.firstOnly !== 'boolean') throw new TypeError('filter.firstOnly must be a boolean');
 }
-/** Most queries merged into one pass: beyond this the per-pass result latency grows with no gain. */
-const MAX_BATCH = 32;
+/**
+ * Most queries merged into one pass. A pass reads the int8 column once whatever it serves, and
+ * scoring 4 rows × 4 queries a kernel call keeps 16 queries near the cost of one (bench:search,
+ * pass16_vs_pass1); past ~64 the pass turns compute-bound and its latency grows with no gain.
+ */
+const MAX_BATCH = 64;
 
 export class SearchEngine {
   #engine: NativeEngine;
@@ -48,14 +67,9 @@ export class SearchEngine {
   readonly batches = { passes: 0, queries: 0 };
 
   constructor(dir: string, readonly options: EngineOptions) {
-    this.#topkLimit = new Limit(options.passes);
+    this.#topkLimit = new Limit(options.topkConcurrency);
     try {
-      this.#engine = new native.Engine({
-        dir,
-        connectivity: options.connectivity,
-        expansionAdd: options.expansionAdd,
-        expansionSearch: options.expansionSearch,
-      });
+      this.#engine = new native.Engine({ dir, lists: options.lists, indexMinRows: options.indexMinRows, threads: options.threads });
     } catch (e) {
       if ((e as Error).message.startsWith('ELOCKED')) throw new EngineLockedError(dir);
       throw e;
@@ -85,26 +99,31 @@ export class SearchEngine {
   }
 
   /**
-   * Top-k by revision: 'scan' (exact), 'hnsw' (may be incomplete), or 'auto' (planned, never
-   * under-filled). At most `passes` run at once: each keeps a core busy, and more would only
-   * take turns on the cores with each other and with the event loop.
+   * Top-k by revision: 'scan' (exact), 'index' (the nearest lists; may be incomplete or far),
+   * or 'auto' (planned, never under-filled). At most `topkConcurrency` run at once: each keeps
+   * a core busy, and more would only take turns on the cores with each other and the event loop.
    */
-  async topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'hnsw' | 'auto', scanMaxRows?: number) {
+  async topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'index' | 'auto', options?: TopkOptions) {
     if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
-    return this.#topkLimit.run(() => this.#engine.topk(query, k, minScore, filter, mode, scanMaxRows));
+    return this.#topkLimit.run(() => this.#engine.topk(query, k, minScore, filter, mode, options));
   }
 
-  /** Rows the filter allows: the planner's cost input. */
+  /** Rows the filter allows, counted. */
   count(filter: NativeFilter): number {
     return this.#engine.count(filter);
+  }
+
+  /** Rows the filter allows, estimated (the planner's cost input). */
+  estimate(filter: NativeFilter): number {
+    return this.#engine.estimate(filter);
   }
 
   stats(): NativeStats {
     return this.#engine.stats();
   }
 
-  indexPending(max: number, threads: number): Promise<number> {
-    return this.#engine.indexPending(max, threads);
+  indexPending(max: number): Promise<number> {
+    return this.#engine.indexPending(max);
   }
 
   seal(): Promise<void> {
@@ -115,8 +134,8 @@ export class SearchEngine {
     return this.#engine.compact();
   }
 
-  saveHnsw(threads: number): Promise<void> {
-    return this.#engine.saveHnsw(threads);
+  saveIndex(): Promise<void> {
+    return this.#engine.saveIndex();
   }
 
   close(): void {

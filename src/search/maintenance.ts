@@ -1,41 +1,39 @@
 /**
  * Keeps the native engine in step with LMDB: appends chunks LMDB has and the engine lacks,
- * then, in the background and one task at a time, indexes them into HNSW, seals the delta
- * into a segment, compacts segments and folds the HNSW delta into its base file.
+ * then, in the background and one task at a time, files them in the relevance index (training
+ * it when due), seals the delta into a segment, compacts segments and saves the index file.
  */
-import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Catalog, Store } from '../store/index.js';
-import type { SearchEngine } from './engine.js';
+import type { SearchEngine, TopkOptions } from './engine.js';
 import { normalise } from './vector.js';
 
 const APPEND_BATCH = 4096;
 /**
- * Chunks per indexPending call. Each call locates its rows with one pass over the views, so
- * batches are large; HNSW is not used for queries while chunks are pending, so holding its
- * write lock for a batch costs no query anything.
+ * Chunks per indexPending call (the engine files them 8,192 at a time, copying their codes
+ * under a read lock, so appends and queries go on). Chunks not yet filed are scanned beside
+ * the index, so a large batch costs a query nothing.
  */
 const INDEX_BATCH = 65_536;
 /** Delta rows that make a segment. */
 const SEAL_ROWS = 65_536;
 /** Segments beyond this are merged into one. */
 const MAX_SEGMENTS = 8;
-/** HNSW delta size that triggers a fold into the base file (or this fraction of the base). */
-const FOLD_ROWS = 50_000;
-const FOLD_FRACTION = 0.25;
+/** Filed chunks not yet in the index file that trigger a save (or this fraction of those filed). */
+const SAVE_ROWS = 50_000;
+const SAVE_FRACTION = 0.25;
 
 export class Maintenance {
   #chain: Promise<void> = Promise.resolve();
   #busy = false;
   #closed = false;
   #held = 0;
-  readonly threads = Math.max(1, os.availableParallelism());
-
   constructor(
     readonly store: Store,
     readonly catalog: Catalog,
     readonly engine: SearchEngine,
     readonly log: Logger,
+    readonly topk: TopkOptions = {},
   ) {}
 
   /** Appends LMDB's new chunks to the engine (synchronous, cheap), then schedules the rest. */
@@ -100,7 +98,7 @@ export class Maintenance {
       });
   }
 
-  /** Does everything now: index every pending chunk, seal, compact, fold HNSW; then checks recall. */
+  /** Does everything now: file every pending chunk, seal, compact, save the index; then checks recall. */
   async flush(onProgress?: (done: number, total: number) => void): Promise<void> {
     await this.#chain;
     this.#chain = this.#round(true, onProgress);
@@ -114,29 +112,37 @@ export class Maintenance {
   }
 
   async #round(all: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
-    const total = this.engine.stats().hnswPending;
+    const before = this.engine.stats();
+    const total = before.indexPending;
     let done = 0;
+    const t0 = performance.now();
     while (!this.#closed || all) {
-      const added = await this.engine.indexPending(INDEX_BATCH, this.threads);
+      const lists = this.engine.stats().indexLists;
+      const added = await this.engine.indexPending(INDEX_BATCH);
       if (added === 0) break;
+      const now = this.engine.stats();
+      if (now.indexLists !== lists || now.trainedRows !== before.trainedRows) {
+        this.log.info(`relevance index trained: ${now.indexLists} lists over ${now.trainedRows} chunks, every chunk filed (${Math.round(performance.now() - t0)} ms)`);
+      }
       done += added;
-      onProgress?.(done, total);
+      onProgress?.(Math.min(done, total), total);
     }
     let s = this.engine.stats();
     if (s.deltaRows >= SEAL_ROWS || (all && s.deltaRows > 0)) await this.engine.seal();
     if (this.engine.stats().segments > MAX_SEGMENTS) await this.engine.compact();
     s = this.engine.stats();
-    if (s.hnswPending === 0 && (s.hnswDelta >= Math.max(FOLD_ROWS, s.hnswBase * FOLD_FRACTION) || (all && s.hnswDelta > 0))) {
-      const t0 = performance.now();
-      await this.engine.saveHnsw(this.threads);
-      this.log.info(`HNSW index saved: ${this.engine.stats().hnswBase} chunks (${Math.round(performance.now() - t0)} ms)`);
+    const unsaved = s.indexLists > 0 ? s.nextLabel - s.indexSaved : 0;
+    if (s.indexPending === 0 && unsaved > 0 && (unsaved >= Math.max(SAVE_ROWS, s.indexRows * SAVE_FRACTION) || all)) {
+      const t1 = performance.now();
+      await this.engine.saveIndex();
+      this.log.info(`relevance index saved: ${s.indexLists} lists, ${s.indexRows} chunks (${Math.round(performance.now() - t1)} ms)`);
       await this.checkRecall();
     }
   }
 
   /**
-   * Recall of HNSW top-10 against the exact scan on held-out queries (stored chunk vectors
-   * with noise), logged after every build so a bad index shows up in the logs.
+   * Recall of the index's top-10 against the exact scan on held-out queries (stored chunk
+   * vectors with noise), logged after every save so a bad index shows up in the logs.
    */
   async checkRecall(queries = 20): Promise<number> {
     const labels = this.store.nextLabel();
@@ -148,13 +154,13 @@ export class Maintenance {
       const v = this.store.vector(label);
       const q = normalise(Array.from(v, (x, j) => x + Math.sin(j * 12.9898 + i) * 0.01))!;
       const exact = await this.engine.topk(q, 10, -1, {}, 'scan');
-      const approx = await this.engine.topk(q, 10, -1, {}, 'hnsw');
+      const approx = await this.engine.topk(q, 10, -1, {}, 'index', this.topk);
       const got = new Set(approx.ords);
       expected += exact.ords.length;
       for (const o of exact.ords) if (got.has(o)) found++;
     }
     const recall = expected ? found / expected : 1;
-    this.log.info(`HNSW top-10 recall on ${queries} held-out queries: ${recall.toFixed(4)} (${labels} chunks)`);
+    this.log.info(`relevance index top-10 recall on ${queries} held-out queries: ${recall.toFixed(4)} (${labels} chunks)`);
     return recall;
   }
 }

@@ -1,14 +1,15 @@
 /**
  * Vector queries over the chunk corpus, planned: every revision at or above a cosine floor
- * (range, always an exact native scan: HNSW cannot enumerate a range with 99.9% recall), or
- * the best k revisions (top-k: an exact scan when the filters leave few rows, HNSW otherwise,
- * and the scan again whenever HNSW cannot fill k rows, so no page is ever under-filled).
- * A revision's score is the highest cosine over its own chunks.
+ * (range, always an exact native scan), or the best k revisions (top-k: the nearest lists of
+ * the index read exactly, with the chunks not yet filed scanned beside them; an exact scan when
+ * there is no index yet, when the filters leave few chunks, when the query is far from every
+ * list, or when the lists cannot fill k rows, so no page is ever under-filled). A revision's
+ * score is the highest cosine over its own chunks, always computed exactly.
  */
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Catalog } from '../store/catalog.js';
-import type { EngineFilter, EngineHits, SearchEngine, TopkPlan } from './engine.js';
+import type { EngineFilter, EngineHits, SearchEngine, TopkOptions, TopkPlan } from './engine.js';
 
 /** Which revisions a query may return. */
 export interface Domain {
@@ -31,13 +32,13 @@ export interface Scored {
 export interface VectorSearchOptions {
   /** too_many_matches past this many rows. */
   maxMatches: number;
-  /** Top-k whose filters leave at most this many chunks is scanned, not searched in HNSW. */
-  scanMaxChunks: number;
+  /** The top-k planner's settings (EXACT_SCAN_MAX_CHUNKS, INDEX_PROBE_DELTA, ...). */
+  topk: TopkOptions;
 }
 
 export class VectorSearch {
   /** How top-k queries were answered, for logs and tests. */
-  readonly plans: Record<TopkPlan, number> = { scan: 0, 'scan-pending': 0, hnsw: 0, 'hnsw-then-scan': 0 };
+  readonly plans: Record<TopkPlan, number> = { scan: 0, 'scan-far': 0, index: 0, 'index-then-scan': 0 };
 
   constructor(
     readonly catalog: Catalog,
@@ -68,9 +69,10 @@ export class VectorSearch {
    * the addon's worker thread (counting allowed rows must not cost the event loop).
    */
   async topK(query: Float32Array, k: number, minScore: number, d: Domain): Promise<Scored[]> {
-    const h = await this.engine.topk(query, k, minScore, this.filter(d), 'auto', this.options.scanMaxChunks);
-    this.plans[h.plan]++;
-    this.log?.debug({ plan: h.plan, k }, 'top-k plan');
+    const h = await this.engine.topk(query, k, minScore, this.filter(d), 'auto', this.options.topk);
+    const plan = h.plan as TopkPlan;
+    this.plans[plan]++;
+    this.log?.debug({ plan, k, probe: h.probe }, 'top-k plan');
     return scored(h);
   }
 }

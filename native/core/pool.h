@@ -1,0 +1,53 @@
+// A fixed set of worker threads that split one call's work with the calling thread: a scan
+// pass or an index build uses every core, and a call from a libuv worker waits only for its
+// own tasks. Several callers may run jobs at once; each job's tasks are taken in order.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nm {
+
+class Pool {
+ public:
+  // `width` threads in all, the caller's included (so width - 1 workers); 0: one per core.
+  explicit Pool(size_t width = 0);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  size_t width() const { return workers_.size() + 1; }
+  // Runs fn(i) for every i in [0, n), on the workers and the calling thread, and returns when
+  // all have finished. The first exception a task throws is rethrown here.
+  void run(size_t n, const std::function<void(size_t)>& fn);
+  // The process-wide pool (one thread per core this process may run on).
+  static Pool& shared();
+
+ private:
+  struct Job {
+    size_t n;
+    const std::function<void(size_t)>* fn;
+    std::atomic<size_t> next{0}, done{0};
+    std::exception_ptr error;
+    std::mutex error_mu;
+  };
+  void work(Job& job);
+  void loop();
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_, finished_;
+  std::deque<std::shared_ptr<Job>> jobs_;
+  bool stop_ = false;
+};
+
+// Cores this process may run on (its CPU affinity), at least 1.
+size_t cores();
+
+}  // namespace nm
