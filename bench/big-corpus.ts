@@ -1,7 +1,7 @@
 /**
  * A large benchmark corpus, built once and cached: BENCH_CHUNKS chunks (default 300,000) of
  * clustered 1024-d unit vectors, written straight into LMDB (no JSONL), then synced into the
- * native engine, sealed and indexed in HNSW by the shipped maintenance path. The data
+ * native engine, sealed and filed in the relevance index by the shipped maintenance path. The data
  * directory lives in BENCH_DATA_DIR (default /tmp/newsmatch-bench-<chunks>) and is reused
  * when its marker file (written last) says it is complete; delete the folder to rebuild.
  *
@@ -46,8 +46,8 @@ export interface BigCorpusInfo {
 }
 
 /**
- * 300,000 by default: on 2 cores that builds in about 9 minutes (HNSW is built twice, see
- * Hnsw::fold_into); BENCH_CHUNKS=1000000, the issue's size, takes most of an hour the first time.
+ * 300,000 by default; BENCH_CHUNKS=1000000 is the issue's size (its records take ~90 s to write
+ * on 2 cores, the engine ~3 minutes to build from them).
  */
 export const benchChunks = (): number => envInt('BENCH_CHUNKS', 300_000);
 export const benchDataDir = (chunks = benchChunks()): string => process.env.BENCH_DATA_DIR ?? `/tmp/newsmatch-bench-${chunks}`;
@@ -106,10 +106,11 @@ function toUnitF32(v: Float64Array): Float32Array {
 }
 
 /**
- * Yields batches of revisions (first revision of each article followed by its edits, so an
- * edit always finds its article stored) until about `target` chunks have been made.
+ * The corpus' directions, drawn first from its seed: a common direction every text shares,
+ * sections, and per topic its own sum and four story sums. Articles are drawn after these from
+ * the same generators, so generate() and the benchmark queries see the same model.
  */
-function* generate(target: number, seed: number, batchRevisions = 256): Generator<{ batch: RevisionInput[]; chunks: number; articles: number }> {
+function corpusModel(seed: number) {
   const rng = new Rng(seed);
   const noise = new Noise(rng);
   const W = { common: 0.25, section: 0.12, topic: 0.15, story: 0.13 };
@@ -118,12 +119,23 @@ function* generate(target: number, seed: number, batchRevisions = 256): Generato
   const nSections = 8;
   const common = noise.unit();
   const sections = Array.from({ length: nSections }, () => noise.unit());
+  const topicSums: Float64Array[] = [];
   const storySums: Float64Array[][] = [];
   for (let t = 0; t < nTopics; t++) {
     const c = Float64Array.from(common, (x) => x * Math.sqrt(W.common));
     const tsum = add(add(c, W.section, sections[t % nSections]), W.topic, noise.unit());
+    topicSums.push(tsum);
     storySums.push(Array.from({ length: nStories }, () => add(tsum, W.story, noise.unit())));
   }
+  return { rng, noise, W, nTopics, nStories, common, topicSums, storySums };
+}
+
+/**
+ * Yields batches of revisions (first revision of each article followed by its edits, so an
+ * edit always finds its article stored) until about `target` chunks have been made.
+ */
+function* generate(target: number, seed: number, batchRevisions = 256): Generator<{ batch: RevisionInput[]; chunks: number; articles: number }> {
+  const { rng, noise, nTopics, nStories, storySums } = corpusModel(seed);
   let chunks = 0;
   let articles = 0;
   let batch: RevisionInput[] = [];
@@ -253,7 +265,7 @@ async function ensureRecords(chunks: number, dir: string): Promise<RecordsInfo> 
 
 /**
  * Builds the corpus in `dir` unless a complete one is there: the records (phase one), then the
- * engine from them by the shipped path (sync, HNSW, seal, save). Returns its marker.
+ * engine from them by the shipped path (sync, index, seal, save). Returns its marker.
  */
 export async function ensureBigCorpus(chunks = benchChunks(), dir = benchDataDir(chunks)): Promise<BigCorpusInfo> {
   const have = readMarker(dir);
@@ -267,18 +279,18 @@ export async function ensureBigCorpus(chunks = benchChunks(), dir = benchDataDir
   // A partial engine from an interrupted build is rebuilt whole.
   fs.rmSync(path.join(dir, 'engine'), { recursive: true, force: true });
   console.log(`building the search engine over ${records.chunks} chunks…`);
-  // The build logs at info so the HNSW save and its recall check show.
+  // The build logs at info so the index's training, save and recall check show.
   const service = await openService(loadConfig({ DATA_DIR: dir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }));
   const tSynced = performance.now();
-  console.log(`  engine caught up with LMDB in ${((tSynced - tWritten) / 1000).toFixed(1)} s; indexing HNSW…`);
+  console.log(`  engine caught up with LMDB in ${((tSynced - tWritten) / 1000).toFixed(1)} s; filing in the index…`);
   // The open already queued a background round that indexes everything, so flush()'s own
   // progress callback may never fire: poll the engine instead.
   const timer = setInterval(() => {
     const st = service.engine.stats();
     const s = (performance.now() - tSynced) / 1000;
-    const done = st.nextLabel - st.hnswPending;
-    const phase = st.hnswPending > 0 ? 'adding to HNSW' : 'seal + save';
-    console.log(`  ${done}/${st.nextLabel} chunks in HNSW (${s.toFixed(0)} s, ${(done / s).toFixed(0)} chunks/s; ${phase})`);
+    const done = st.indexRows;
+    const phase = st.indexPending > 0 || st.indexLists === 0 ? 'filing' : 'seal + save';
+    console.log(`  ${done}/${st.nextLabel} chunks filed in ${st.indexLists} lists (${s.toFixed(0)} s, ${(done / s).toFixed(0)} chunks/s; ${phase})`);
   }, 15_000);
   await service.maintenance.flush();
   clearInterval(timer);
@@ -297,7 +309,7 @@ export async function ensureBigCorpus(chunks = benchChunks(), dir = benchDataDir
   fs.writeFileSync(path.join(dir, MARKER), JSON.stringify(info, null, 2));
   console.log(
     `built in ${(info.buildMs.total / 1000).toFixed(0)} s (generate + LMDB ${(info.buildMs.generateAndWrite / 1000).toFixed(0)} s, ` +
-      `engine sync ${(info.buildMs.sync / 1000).toFixed(0)} s, HNSW + seal + save ${(info.buildMs.flush / 1000).toFixed(0)} s; ` +
+      `engine sync ${(info.buildMs.sync / 1000).toFixed(0)} s, index + seal + save ${(info.buildMs.flush / 1000).toFixed(0)} s; ` +
       `this run ${((performance.now() - t0) / 1000).toFixed(0)} s)`,
   );
   return info;
@@ -317,6 +329,47 @@ export function benchQueries(service: Service, n: number, seed = 99, noise = 0.0
     const base = service.store.vector(label);
     out.push({ label, query: normalise(Array.from(base, (v) => v + (rng.next() - 0.5) * noise))! });
   }
+  return out;
+}
+
+/**
+ * Classes of queries as users send them: none is a stored chunk.
+ * - story: an unseen article's sentence about one story (the story's direction, an article's
+ *   own direction and a sentence's, as the corpus draws them): its story's chunks score ~0.65.
+ * - paraphrase: a stored chunk rewritten (noise of norm 0.62): the chunk scores ~0.85.
+ * - topic: a broad query about a topic (its direction with noise, no story).
+ * - mixed: a sentence about two stories of two topics at once.
+ * - off-topic: a text about nothing in the corpus, sharing only the common direction every text
+ *   has (it scores ~0.25-0.35 against everything, as unrelated texts do).
+ * - random: a uniform random unit vector (a vector from another model, or garbage).
+ */
+export const QUERY_CLASSES = ['story', 'paraphrase', 'topic', 'mixed', 'off-topic', 'random'] as const;
+export type QueryClass = (typeof QUERY_CLASSES)[number];
+/** The classes whose queries are about the corpus (the others are far from it by design). */
+export const NEAR_CLASSES: readonly QueryClass[] = ['story', 'paraphrase', 'topic', 'mixed'];
+
+export function benchQueryClasses(service: Service, perClass: number, seed = 4242, classes: readonly QueryClass[] = QUERY_CLASSES): { cls: QueryClass; query: Float32Array }[] {
+  const m = corpusModel(BENCH_SEED);
+  const rng = new Rng(seed);
+  const noise = new Noise(rng);
+  const labels = service.store.nextLabel();
+  const story = () => m.storySums[rng.int(m.nTopics)][rng.int(m.nStories)];
+  const make: Record<QueryClass, () => Float64Array> = {
+    story: () => add(add(story(), rng.uniform(0.1, 0.2), noise.unit()), rng.uniform(0.12, 0.3), noise.unit()),
+    paraphrase: () => add(Float64Array.from(service.store.vector(rng.int(labels))), 0.62 * 0.62, noise.unit()),
+    topic: () => add(m.topicSums[rng.int(m.nTopics)], 0.25, noise.unit()),
+    mixed: () => {
+      const t1 = rng.int(m.nTopics);
+      const t2 = (t1 + 1 + rng.int(m.nTopics - 1)) % m.nTopics;
+      const a = m.storySums[t1][rng.int(m.nStories)];
+      const b = m.storySums[t2][rng.int(m.nStories)];
+      return add(Float64Array.from(a, (x, i) => x + b[i]), 0.3, noise.unit());
+    },
+    'off-topic': () => add(Float64Array.from(m.common, (x) => x * Math.sqrt(m.W.common)), 0.75, noise.unit()),
+    random: () => noise.unit(),
+  };
+  const out: { cls: QueryClass; query: Float32Array }[] = [];
+  for (const cls of classes) for (let i = 0; i < perClass; i++) out.push({ cls, query: toUnitF32(make[cls]()) });
   return out;
 }
 

@@ -6,8 +6,10 @@
  *
  * 1. GET /v1/sources alone: the HTTP stack's own cost, the baseline row.
  * 2. order=relevance, a vector, limit 50 (include_edits=false, the API default), from a pool
- *    of BENCH_POOL (default 64) distinct query bodies.
- *    The same with include_edits=true (no filter: HNSW unfiltered, nothing to count).
+ *    of BENCH_POOL (default 64) distinct query bodies drawn as users' queries are (bench/big-
+ *    corpus.ts: story, paraphrase, topic and mixed classes; none a stored chunk).
+ *    The same with include_edits=true (no filter), and a row of far queries (off-topic and
+ *    random classes), which the planner answers by an exact scan.
  * 3. order=time, a vector, limit 50, min_score set per query so ~300 first revisions match.
  * 4. GET /v1/sources while order=time queries run beside it: if a scan ever ran on the event
  *    loop, this p99 would show it.
@@ -21,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildApp } from '../src/http/app.js';
 import { openService } from '../src/service.js';
-import { benchChunks, benchConfig, benchDataDir, benchQueries, ensureBigCorpus } from './big-corpus.js';
+import { benchChunks, benchConfig, benchDataDir, benchQueryClasses, ensureBigCorpus, NEAR_CLASSES } from './big-corpus.js';
 import { forkServer } from './child.js';
 import { envInt } from './corpus.js';
 
@@ -33,6 +35,7 @@ interface Ready {
   secret: string;
   relevance: string[];
   relevanceAll: string[];
+  far: string[];
   time: string[];
   openMs: number;
   rssMB: number;
@@ -48,10 +51,11 @@ if (process.argv[2] === 'serve') {
   const port = (app.server.address() as { port: number }).port;
   const { secret } = service.keys.create({ scheme: 'bearer', name: 'bench-load' });
   const pool = envInt('BENCH_POOL', 64);
-  const queries = benchQueries(service, pool, 7);
+  const queries = benchQueryClasses(service, Math.ceil(pool / NEAR_CLASSES.length), 7, NEAR_CLASSES).slice(0, pool);
   const first = service.search.filter({ includeEdits: false, sources: null });
   const relevance: string[] = [];
   const relevanceAll: string[] = [];
+  const far = benchQueryClasses(service, 8, 8, ['off-topic', 'random']).map(({ query }) => JSON.stringify({ vector: Array.from(query), order: 'relevance', limit: 50 }));
   const time: string[] = [];
   for (const { query } of queries) {
     const vector = Array.from(query);
@@ -63,17 +67,34 @@ if (process.argv[2] === 'serve') {
   }
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  // CPU of the whole server (every thread) and the event loop's busy time, per run.
+  let cpu = process.cpuUsage();
+  let elu = performance.eventLoopUtilization();
+  let since = performance.now();
   process.on('message', (m: string) => {
     if (m === 'reset') {
       delay.reset();
+      cpu = process.cpuUsage();
+      elu = performance.eventLoopUtilization();
+      since = performance.now();
       process.send!({ reset: true });
     } else if (m === 'report') {
-      process.send!({ loopP99: delay.percentile(99) / 1e6, loopMax: delay.max / 1e6, plans: service.search.plans, batches: service.engine.batches });
+      const used = process.cpuUsage(cpu);
+      const loop = performance.eventLoopUtilization(elu);
+      const wall = performance.now() - since;
+      process.send!({
+        loopP99: delay.percentile(99) / 1e6,
+        loopMax: delay.max / 1e6,
+        cpuMs: (used.user + used.system) / 1000,
+        loopMs: loop.utilization * wall,
+        plans: service.search.plans,
+        batches: service.engine.batches,
+      });
     } else if (m === 'close') {
       void app.close().then(() => service.close()).then(() => process.exit(0));
     }
   });
-  const ready: Ready = { port, secret, relevance, relevanceAll, time, openMs, rssMB: process.memoryUsage().rss / 1e6 };
+  const ready: Ready = { port, secret, relevance, relevanceAll, far, time, openMs, rssMB: process.memoryUsage().rss / 1e6 };
   process.send!(ready);
 } else {
   await ensureBigCorpus(chunks, dir);
@@ -101,25 +122,26 @@ if (process.argv[2] === 'serve') {
     });
   };
   type Result = Awaited<ReturnType<typeof autocannon>>;
-  const rows: { name: string; r: Result; loopP99: number; loopMax: number }[] = [];
+  const rows: { name: string; r: Result; loopP99: number; loopMax: number; cpuMs: number; loopMs: number }[] = [];
   const run = async (name: string, go: () => Promise<Result>) => {
     await ask('reset');
     const r = await go();
-    const rep = await ask<{ loopP99: number; loopMax: number }>('report');
+    const rep = await ask<{ loopP99: number; loopMax: number; cpuMs: number; loopMs: number }>('report');
     const bad = r.non2xx + r.errors + r.timeouts;
     console.log(`  ${name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : ''}`);
-    rows.push({ name, r, loopP99: rep.loopP99, loopMax: rep.loopMax });
+    rows.push({ name, r, loopP99: rep.loopP99, loopMax: rep.loopMax, cpuMs: rep.cpuMs, loopMs: rep.loopMs });
     return r;
   };
 
-  // Warm-up: page cache, JIT, HNSW pages.
+  // Warm-up: page cache, JIT, index pages.
   await cannon('/v1/match', ready.relevance, 4, 3);
   await cannon('/v1/match', ready.time, 4, 3);
 
   await run('GET /v1/sources alone (baseline)', () => cannon('/v1/sources', null, 4, Math.min(seconds, 8)));
   const relevance = await run(`relevance, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.relevance, connections, seconds));
-  // Unfiltered: no first-revision filter for the planner to count or HNSW to apply.
+  // Unfiltered: no first-revision filter.
   await run(`relevance, include_edits=true (${connections} conns)`, () => cannon('/v1/match', ready.relevanceAll, connections, seconds));
+  await run(`relevance, far queries: exact scans (${connections} conns)`, () => cannon('/v1/match', ready.far, connections, seconds));
   const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds));
   // Both at once: the event loop must keep answering /v1/sources while scans run.
   let rangeUnderSources: Result | undefined;
@@ -135,11 +157,15 @@ if (process.argv[2] === 'serve') {
 
   const base0 = rows[0].r.requests.average;
   console.log(`\nload on ${chunks} chunks (${seconds} s a run, server and autocannon sharing the machine's cores)`);
-  console.log(`${'run'.padEnd(46)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'loop p99'.padStart(9)} ${'failed'.padStart(7)}  ${'req/s ÷ baseline'.padStart(16)}`);
-  for (const { name, r, loopP99 } of rows) {
+  // Per request: the server's CPU on every thread, and the event loop's share of it.
+  console.log(
+    `${'run'.padEnd(46)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'loop p99'.padStart(9)} ${'cpu µs'.padStart(8)} ${'loop µs'.padStart(8)} ${'failed'.padStart(7)}  ${'req/s ÷ baseline'.padStart(16)}`,
+  );
+  for (const { name, r, loopP99, cpuMs, loopMs } of rows) {
     const bad = r.non2xx + r.errors + r.timeouts;
+    const n = Math.max(1, r.requests.total);
     console.log(
-      `${name.padEnd(46)} ${r.requests.average.toFixed(0).padStart(8)} ${String(r.latency.p50).padStart(8)} ${String(r.latency.p99).padStart(8)} ${loopP99.toFixed(1).padStart(9)} ${String(bad).padStart(7)}  ${(r.requests.average / base0).toFixed(3).padStart(15)}x`,
+      `${name.padEnd(46)} ${r.requests.average.toFixed(0).padStart(8)} ${String(r.latency.p50).padStart(8)} ${String(r.latency.p99).padStart(8)} ${loopP99.toFixed(1).padStart(9)} ${((cpuMs * 1000) / n).toFixed(0).padStart(8)} ${((loopMs * 1000) / n).toFixed(0).padStart(8)} ${String(bad).padStart(7)}  ${(r.requests.average / base0).toFixed(3).padStart(15)}x`,
     );
   }
   if (rangeUnderSources) console.log(`(order=time beside it: ${rangeUnderSources.requests.average.toFixed(0)} req/s, p99 ${rangeUnderSources.latency.p99} ms)`);
@@ -147,6 +173,7 @@ if (process.argv[2] === 'serve') {
   console.log(`server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`);
   console.log(
     `load: relevance_rps=${relevance.requests.average.toFixed(0)} relevance_p99_ms=${relevance.latency.p99} ` +
-      `time_rps=${time.requests.average.toFixed(0)} time_p99_ms=${time.latency.p99} sources_p99_under_range_ms=${sources.latency.p99}`,
+      `time_rps=${time.requests.average.toFixed(0)} time_p99_ms=${time.latency.p99} sources_p99_under_range_ms=${sources.latency.p99} ` +
+      `queries_per_pass=${(b.queries / Math.max(1, b.passes)).toFixed(1)}`,
   );
 }

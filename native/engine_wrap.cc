@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -99,6 +100,7 @@ class Worker : public Napi::AsyncWorker {
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), run_(std::move(run)), done_(std::move(done)) {}
   Napi::Promise Promise() { return deferred_.Promise(); }
   void Execute() override {
+    nm::batch_thread();
     try {
       run_();
     } catch (const std::exception& e) {
@@ -128,7 +130,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                        {InstanceMethod("append", &EngineWrap::Append), InstanceMethod("indexPending", &EngineWrap::IndexPending),
                         InstanceMethod("seal", &EngineWrap::Seal), InstanceMethod("compact", &EngineWrap::Compact),
                         InstanceMethod("saveIndex", &EngineWrap::SaveIndex), InstanceMethod("range", &EngineWrap::Range),
-                        InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("count", &EngineWrap::Count),
+                        InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("topkMany", &EngineWrap::TopKMany),
+                        InstanceMethod("count", &EngineWrap::Count),
                         InstanceMethod("estimate", &EngineWrap::Estimate), InstanceMethod("stats", &EngineWrap::Stats),
                         InstanceMethod("close", &EngineWrap::Close)});
   }
@@ -238,65 +241,101 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                  });
   }
 
-  // topk(query, k, minScore, filter, mode: 'scan' | 'index' | 'auto', options?) →
-  // Promise<{ords, labels, scores, complete, plan, probe: {lists, rows, pending, rescored}}>
-  Napi::Value TopK(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
+  // One top-k's arguments, checked: (query, k, minScore, filter, mode, options?).
+  static nm::Engine::TopkRequest topk_request(Napi::Env env, const Napi::Value& qv, const Napi::Value& kv, const Napi::Value& mv,
+                                              const Napi::Value& fv, const Napi::Value& modev, const Napi::Value& ov, std::vector<float>* copy) {
     size_t n;
-    const float* q = typed<float>(info[0], napi_float32_array, &n, "query");
+    const float* q = typed<float>(qv, napi_float32_array, &n, "query");
     if (n != kDims) throw Napi::RangeError::New(env, "query must hold 1024 floats");
-    if (!info[1].IsNumber() || !info[2].IsNumber()) throw Napi::TypeError::New(env, "topk(query, k, minScore, ...) needs numbers");
-    double kd = info[1].As<Napi::Number>().DoubleValue();
+    if (!kv.IsNumber() || !mv.IsNumber()) throw Napi::TypeError::New(env, "topk(query, k, minScore, ...) needs numbers");
+    double kd = kv.As<Napi::Number>().DoubleValue();
     if (!(kd >= 0) || std::floor(kd) != kd || kd > 1e6) throw Napi::RangeError::New(env, "k must be an integer in [0, 1e6]");
-    size_t k = (size_t)kd;
-    float min_score = info[2].As<Napi::Number>().FloatValue();
-    auto f = std::make_shared<nm::Filter>(to_filter(info[3]));
-    std::string mode = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "scan";
-    if (mode != "scan" && mode != "index" && mode != "auto") throw Napi::TypeError::New(env, "mode must be scan, index or auto");
-    nm::TopkOptions opts;
-    if (info[5].IsObject()) {
-      auto o = info[5].As<Napi::Object>();
-      opts.scan_max_rows = count_option(o, "scanMaxRows", 1e15, opts.scan_max_rows);
-      opts.probe_max_rows = count_option(o, "probeMaxRows", 1e15, opts.probe_max_rows);
-      opts.probe_min_rows = count_option(o, "probeMinRows", 1e15, opts.probe_min_rows);
-      opts.probe_delta = real_option(o, "probeDelta", 0, 2, opts.probe_delta);
-      opts.far_score = real_option(o, "farScore", -1, 1, opts.far_score);
-    } else if (!info[5].IsUndefined() && !info[5].IsNull()) {
+    nm::Engine::TopkRequest r;
+    r.k = (size_t)kd;
+    r.min_score = mv.As<Napi::Number>().FloatValue();
+    r.filter = to_filter(fv);
+    std::string mode = modev.IsString() ? modev.As<Napi::String>().Utf8Value() : "scan";
+    if (mode == "scan") r.mode = nm::Engine::Mode::Scan;
+    else if (mode == "index") r.mode = nm::Engine::Mode::Index;
+    else if (mode == "auto") r.mode = nm::Engine::Mode::Auto;
+    else throw Napi::TypeError::New(env, "mode must be scan, index or auto");
+    if (ov.IsObject()) {
+      auto o = ov.As<Napi::Object>();
+      r.options.scan_max_rows = count_option(o, "scanMaxRows", 1e15, r.options.scan_max_rows);
+      r.options.probe_max_rows = count_option(o, "probeMaxRows", 1e15, r.options.probe_max_rows);
+      r.options.probe_min_rows = count_option(o, "probeMinRows", 1e15, r.options.probe_min_rows);
+      r.options.probe_delta = real_option(o, "probeDelta", 0, 2, r.options.probe_delta);
+      r.options.far_score = real_option(o, "farScore", -1, 1, r.options.far_score);
+    } else if (!ov.IsUndefined() && !ov.IsNull()) {
       throw Napi::TypeError::New(env, "topk options must be an object");
     }
-    auto query = std::make_shared<std::vector<float>>(q, q + kDims);
+    copy->assign(q, q + kDims);
+    return r;
+  }
+
+  static Napi::Object answer_to_js(Napi::Env env, const nm::Engine::TopkAnswer& a, const nm::Engine::TopkRequest& r) {
+    auto o = hits_to_js(env, a.hits);
+    o.Set("complete", Napi::Boolean::New(env, a.complete));
+    const char* plan = r.mode == nm::Engine::Mode::Scan ? "scan"
+                     : r.mode == nm::Engine::Mode::Index ? (a.far ? "far" : "index")
+                     : a.plan == nm::Engine::Plan::Scan ? "scan" : a.plan == nm::Engine::Plan::ScanFar ? "scan-far"
+                     : a.plan == nm::Engine::Plan::Index ? "index" : "index-then-scan";
+    o.Set("plan", Napi::String::New(env, plan));
+    auto p = Napi::Object::New(env);
+    p.Set("lists", (double)a.probe.lists);
+    p.Set("rows", (double)a.probe.rows);
+    p.Set("allowed", (double)a.probe.allowed);
+    p.Set("pending", (double)a.probe.pending);
+    p.Set("rescored", (double)a.probe.rescored);
+    o.Set("probe", p);
+    return o;
+  }
+
+  // topk(query, k, minScore, filter, mode: 'scan' | 'index' | 'auto', options?) →
+  // Promise<{ords, labels, scores, complete, plan, probe: {lists, rows, allowed, pending, rescored}}>
+  Napi::Value TopK(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto query = std::make_shared<std::vector<float>>();
+    auto reqs = std::make_shared<std::vector<nm::Engine::TopkRequest>>();
+    reqs->push_back(topk_request(env, info[0], info[1], info[2], info[3], info[4], info[5], query.get()));
+    (*reqs)[0].q = query->data();
+    return run_topk(env, {query}, reqs, false);
+  }
+
+  // topkMany(queries: Float32Array (n*1024), specs: [{k, minScore, filter, mode, options}]) →
+  // Promise<[{...as topk}]>: n top-k queries answered together, over the engine's threads.
+  Napi::Value TopKMany(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    size_t n;
+    const float* q = typed<float>(info[0], napi_float32_array, &n, "queries");
+    if (!info[1].IsArray()) throw Napi::TypeError::New(env, "topkMany(queries, specs) needs an array of specs");
+    auto specs = info[1].As<Napi::Array>();
+    size_t nq = specs.Length();
+    if (n != nq * kDims) throw Napi::RangeError::New(env, "queries must hold specs.length * 1024 floats");
+    std::vector<std::shared_ptr<std::vector<float>>> copies;
+    auto reqs = std::make_shared<std::vector<nm::Engine::TopkRequest>>();
+    for (size_t i = 0; i < nq; i++) {
+      if (!specs.Get(i).IsObject()) throw Napi::TypeError::New(env, "each spec must be an object");
+      auto s = specs.Get(i).As<Napi::Object>();
+      auto one = Napi::Float32Array::New(env, kDims);
+      std::memcpy(one.Data(), q + i * kDims, kDims * 4);
+      copies.push_back(std::make_shared<std::vector<float>>());
+      reqs->push_back(topk_request(env, one, s.Get("k"), s.Get("minScore"), s.Get("filter"), s.Get("mode"), s.Get("options"), copies.back().get()));
+      reqs->back().q = copies.back()->data();
+    }
+    return run_topk(env, copies, reqs, true);
+  }
+
+  Napi::Value run_topk(Napi::Env env, std::vector<std::shared_ptr<std::vector<float>>> queries, std::shared_ptr<std::vector<nm::Engine::TopkRequest>> reqs,
+                       bool many) {
     auto e = engine_;
-    auto hits = std::make_shared<std::vector<nm::Hit>>();
-    auto complete = std::make_shared<bool>(true);
-    auto plan = std::make_shared<std::string>(mode);
-    auto probe = std::make_shared<nm::ProbeStats>();
-    return queue(env,
-                 [=] {
-                   if (mode == "index") {
-                     bool far = false;
-                     *hits = e->topk_index(query->data(), k, min_score, *f, opts, complete.get(), &far, probe.get());
-                     if (far) *plan = "far";
-                   } else if (mode == "scan") {
-                     *hits = e->topk(query->data(), k, min_score, *f);
-                   } else {
-                     nm::Engine::Plan p;
-                     *hits = e->topk_planned(query->data(), k, min_score, *f, opts, &p, probe.get());
-                     *plan = p == nm::Engine::Plan::Scan ? "scan" : p == nm::Engine::Plan::ScanFar ? "scan-far"
-                           : p == nm::Engine::Plan::Index ? "index" : "index-then-scan";
-                   }
-                 },
-                 [hits, complete, plan, probe](Napi::Env env) {
-                   auto o = hits_to_js(env, *hits);
-                   o.Set("complete", Napi::Boolean::New(env, *complete));
-                   o.Set("plan", Napi::String::New(env, *plan));
-                   auto p = Napi::Object::New(env);
-                   p.Set("lists", (double)probe->lists);
-                   p.Set("rows", (double)probe->rows);
-                   p.Set("allowed", (double)probe->allowed);
-                   p.Set("pending", (double)probe->pending);
-                   p.Set("rescored", (double)probe->rescored);
-                   o.Set("probe", p);
-                   return o;
+    auto answers = std::make_shared<std::vector<nm::Engine::TopkAnswer>>();
+    return queue(env, [e, queries, reqs, answers] { *answers = e->topk_many(*reqs); },
+                 [reqs, answers, many](Napi::Env env) -> Napi::Value {
+                   if (!many) return answer_to_js(env, (*answers)[0], (*reqs)[0]);
+                   auto arr = Napi::Array::New(env, answers->size());
+                   for (size_t i = 0; i < answers->size(); i++) arr.Set(i, answer_to_js(env, (*answers)[i], (*reqs)[i]));
+                   return arr;
                  });
   }
 

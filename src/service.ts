@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -225,7 +224,7 @@ function openEngine(dir: string, store: Store, config: Config, log: Logger): Sea
     threads: config.searchThreads,
     // A pass already runs on every thread; a second one at once would only take turns with it.
     passes: 1,
-    topkConcurrency: config.searchThreads || os.availableParallelism(),
+    topkBatches: 2,
   };
   const fresh = !fs.existsSync(path.join(dir, 'manifest'));
   let engine = new SearchEngine(dir, options);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <queue>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -26,7 +27,6 @@ namespace {
 
 const char* kManifest = "manifest";
 const char* kIndexFile = "index.nmi";
-constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '1', '\0'};
 // Rows filed per step: their codes are copied under the shared lock (~8 MB, ~2 ms) so an append
 // never waits on the assignment itself.
 constexpr size_t kFileBatch = 8192;
@@ -50,63 +50,74 @@ void fsync_dir(const std::string& dir) {
   }
 }
 
-// The index file: a header, the centroids, then one list id per label from `label_base`
-// (kNoRow for a label without a row). It is derived: a missing or damaged one is rebuilt.
-struct IndexHeader {
-  char magic[8];
-  uint32_t version;
-  uint32_t dims;
-  uint64_t trained_rows;
-  uint64_t label_base;
-  uint64_t labels;
-};
-
-// Candidates of an index scan, one entry per revision: bounds on its score from the int8 pass
-// and a row to rescore it from. The k-th largest lower bound is a floor no revision below can
-// enter the top k over; it is recomputed as the table doubles.
+// Candidates of an index scan: rows with bounds on their score from the int8 pass. The k best
+// lower bounds, one per revision (a revision's rows may come from several lists), give a floor
+// no revision whose upper bound is below can pass to enter the top k; it rises as rows come,
+// so most rows of a list are dropped at a compare.
 class Candidates {
  public:
-  Candidates(size_t k, float min_score) : k_(k), floor_(min_score), min_score_(min_score), recompute_at_(std::max<size_t>(64, 2 * k)) {}
-  float floor() const { return floor_; }
-  void add(uint64_t ord, uint32_t view, uint32_t row, float lo, float hi) {
-    if (hi < floor_) return;
-    auto [it, fresh] = by_ord_.try_emplace(ord, Entry{lo, hi, view, row});
-    if (!fresh) {
-      it->second.lo = std::max(it->second.lo, lo);
-      if (hi > it->second.hi) it->second.hi = hi, it->second.view = view, it->second.row = row;
-    }
-    if (by_ord_.size() >= recompute_at_) {
-      refloor();
-      recompute_at_ = std::max(recompute_at_, 2 * by_ord_.size());
-    }
-  }
-  void refloor() {
-    if (by_ord_.size() < k_) return;
-    std::vector<float> lo;
-    lo.reserve(by_ord_.size());
-    for (auto& e : by_ord_) lo.push_back(e.second.lo);
-    std::nth_element(lo.begin(), lo.begin() + (k_ - 1), lo.end(), std::greater<float>());
-    floor_ = std::max(floor_, lo[k_ - 1]);
-    for (auto it = by_ord_.begin(); it != by_ord_.end();) it = it->second.hi < floor_ ? by_ord_.erase(it) : std::next(it);
-  }
   struct Entry {
+    uint64_t ord;
     float lo, hi;
-    uint32_t view, row;
+    uint64_t label;  // the row of the best upper bound
   };
-  const std::unordered_map<uint64_t, Entry>& entries() const { return by_ord_; }
+  Candidates(size_t k, float min_score) : k_(k), floor_(min_score) {}
+  float floor() const { return floor_; }
+  void add(uint64_t ord, uint64_t label, float lo, float hi) {
+    if (hi < floor_) return;
+    rows_.push_back({ord, lo, hi, label});
+    if (lo <= floor_ && best_.size() == k_) return;
+    // The k best lower bounds by revision: k is small, a linear look finds the revision.
+    for (auto& b : best_)
+      if (b.second == ord) {
+        b.first = std::max(b.first, lo);
+        refloor();
+        return;
+      }
+    if (best_.size() < k_) best_.push_back({lo, ord});
+    else *std::min_element(best_.begin(), best_.end()) = {lo, ord};
+    refloor();
+  }
+  // One entry per revision (the row of its best upper bound, its best lower bound), none below
+  // the floor.
+  void merge() {
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const Entry& e) { return e.hi < floor_; }), rows_.end());
+    std::sort(rows_.begin(), rows_.end(), [](const Entry& a, const Entry& b) { return a.ord < b.ord || (a.ord == b.ord && a.hi > b.hi); });
+    size_t out = 0;
+    for (size_t i = 0; i < rows_.size();) {
+      Entry e = rows_[i];
+      for (i++; i < rows_.size() && rows_[i].ord == e.ord; i++) e.lo = std::max(e.lo, rows_[i].lo);
+      rows_[out++] = e;
+    }
+    rows_.resize(out);
+  }
+  // After merge(): one entry per revision.
+  const std::vector<Entry>& entries() const { return rows_; }
 
  private:
+  void refloor() {
+    if (best_.size() < k_) return;
+    float m = best_[0].first;
+    for (auto& b : best_) m = std::min(m, b.first);
+    floor_ = std::max(floor_, m);
+  }
   size_t k_;
-  float floor_, min_score_;
-  size_t recompute_at_;
-  std::unordered_map<uint64_t, Entry> by_ord_;
+  float floor_;
+  std::vector<std::pair<float, uint64_t>> best_;
+  std::vector<Entry> rows_;
 };
+
+// Asks for a row's f16 vector (2 KB) ahead of scoring it.
+inline void prefetch_f16(const uint16_t* v) {
+  const char* p = reinterpret_cast<const char*>(v);
+  for (size_t o = 0; o < kDims * 2; o += 64) __builtin_prefetch(p + o);
+}
 
 }  // namespace
 
-// Manifest: "seq N", "next_label N", "index_label N" (labels below it are filed in the index
-// file), and one "segment NAME" line per live segment. Files it does not name are leftovers
-// of an interrupted seal or compaction and are deleted at open.
+// Manifest: "seq N", "next_label N", and one "segment NAME" line per live segment. Files it
+// does not name are leftovers of an interrupted seal or compaction and are deleted at open. The
+// index file describes itself (the labels it covers); the manifest does not name it.
 Engine::Engine(EngineOptions o) : opt_(std::move(o)), pool_(new Pool(opt_.threads)) {
   ::mkdir(opt_.dir.c_str(), 0755);
   // One process owns the directory (seals and compactions rename files in it).
@@ -130,12 +141,10 @@ void Engine::open_locked() {
   std::set<std::string> live;
   std::ifstream in(join(opt_.dir, kManifest));
   std::string key, value;
-  uint64_t index_label = 0;
   while (in >> key >> value) {
     if (key == "seq") seq_ = std::stoull(value);
     else if (key == "next_label") sealed_label_ = std::stoull(value);
-    else if (key == "index_label") index_label = std::stoull(value);
-    else if (key == "hnsw_label") continue;  // the graph index of earlier versions: its file is deleted below
+    else if (key == "index_label" || key == "hnsw_label") continue;  // earlier versions' entries
     else if (key == "segment") {
       segments_.push_back(std::make_unique<Segment>(join(opt_.dir, value)));
       live.insert(value);
@@ -150,43 +159,47 @@ void Engine::open_locked() {
     ::closedir(d);
   }
   next_label_ = sealed_label_;
-  for (auto& s : segments_) {
-    const Cols& c = s->cols();
-    for (size_t r = 0; r < c.n; r++) note_row(c.label[r]);
+  for (size_t v = 0; v < segments_.size(); v++) {
+    const Cols& c = segments_[v]->cols();
+    for (size_t r = 0; r < c.n; r++) note_row(c.label[r], (uint32_t)v, (uint32_t)r);
   }
-  if (index_label == 0) return;
-  // The index file, if whole and consistent with the segments; otherwise every row is pending
-  // and the index is trained again.
+  open_index_file();
+}
+
+// The index file, if whole and consistent with the segments; otherwise every row is pending
+// and the index is trained again (it is derived data).
+void Engine::open_index_file() {
   std::string path = join(opt_.dir, kIndexFile);
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return;
+  if (::access(path.c_str(), F_OK) != 0) return;
   try {
-    IndexHeader h;
-    if (std::fread(&h, sizeof h, 1, f) != 1 || std::memcmp(h.magic, kIndexMagic, 8) != 0 || h.version != 1 || h.dims != kDims)
-      throw std::runtime_error("header");
-    Centroids c = Centroids::read(f, path);
-    std::vector<uint32_t> lists(h.labels);
-    if (std::fread(lists.data(), 4, h.labels, f) != h.labels) throw std::runtime_error("truncated");
-    uint64_t upto = std::min(index_label, next_label_);
-    if ((h.label_base > base_ && upto > base_ && !list_of_.empty()) || upto > h.label_base + h.labels) throw std::runtime_error("labels");
-    for (uint64_t label = std::max(base_, h.label_base); label < upto; label++) {
-      uint32_t l = lists[label - h.label_base];
-      uint32_t& mine = list_of(label);
-      if ((mine == kNoRow) != (l == kNoRow) || (l != kNoRow && l >= c.size())) throw std::runtime_error("rows");
-      mine = l;
-      filed_rows_ += l != kNoRow;
+    auto f = std::make_unique<IndexFile>(path);
+    uint64_t from = f->label_base(), to = from + f->labels();
+    if (to > sealed_label_ || (from > base_ && !info_.empty() && to > base_)) throw std::runtime_error("labels");
+    uint64_t filed = 0;
+    for (uint64_t label = std::max(from, base_); label < to; label++) {
+      uint32_t l = f->list_of()[label - from];
+      uint32_t mine = list_of(label);
+      if ((mine == kNoRow) != (l == kNoRow) || (l != kNoRow && l >= f->centroids().size())) throw std::runtime_error("rows");
+      filed += l != kNoRow;
     }
-    centroids_ = std::move(c);
-    trained_rows_ = h.trained_rows;
-    filed_to_ = saved_to_ = upto;
+    if (filed != f->end(f->centroids().size() - 1)) throw std::runtime_error("row count");
+    for (uint64_t label = std::max(from, base_); label < to; label++)
+      if (list_of(label) != kNoRow) info(label).list = f->list_of()[label - from];
+    centroids_ = f->centroids();
+    trained_rows_ = f->trained_rows();
+    filed_to_ = saved_to_ = to;
+    filed_rows_ = filed;
+    file_ = std::move(f);
   } catch (const std::exception&) {
-    for (auto& l : list_of_)
-      if (l != kNoRow) l = kUnfiled;
+    ::unlink(path.c_str());
+    for (auto& i : info_)
+      if (i.list != kNoRow) i.list = kUnfiled;
     centroids_ = Centroids();
     trained_rows_ = filed_to_ = saved_to_ = filed_rows_ = 0;
+    file_.reset();
   }
-  std::fclose(f);
-  build_lists(&seg_lists_, &delta_lists_);
+  seg_refs_.assign(centroids_.size(), {});
+  delta_refs_.assign(centroids_.size(), {});
 }
 
 Engine::~Engine() {
@@ -204,17 +217,17 @@ void Engine::check_open() const {
   if (closed_) throw std::runtime_error("the search engine is closed");
 }
 
-void Engine::note_row(uint64_t label) {
-  if (list_of_.empty()) base_ = label;
+void Engine::note_row(uint64_t label, uint32_t view, uint32_t row) {
+  if (info_.empty()) base_ = label;
   if (label < base_) {  // rare: shift the table down
-    std::vector<uint32_t> grown(list_of_.size() + (base_ - label), kNoRow);
-    std::copy(list_of_.begin(), list_of_.end(), grown.begin() + (base_ - label));
-    list_of_.swap(grown);
+    std::vector<LabelInfo> grown(info_.size() + (base_ - label), LabelInfo{kNoRow, 0, 0});
+    std::copy(info_.begin(), info_.end(), grown.begin() + (base_ - label));
+    info_.swap(grown);
     base_ = label;
   }
   uint64_t i = label - base_;  // append() has checked the spread
-  if (i >= list_of_.size()) list_of_.resize(std::max<uint64_t>(i + 1, list_of_.size() * 3 / 2), kNoRow);
-  list_of_[i] = kUnfiled;
+  if (i >= info_.size()) info_.resize(std::max<uint64_t>(i + 1, info_.size() * 3 / 2), LabelInfo{kNoRow, 0, 0});
+  info_[i] = {kUnfiled, view, row};
   next_label_ = std::max(next_label_, label + 1);
 }
 
@@ -229,34 +242,34 @@ void Engine::append(const std::vector<RowInput>& rows) {
   check_open();
   // Validate the whole batch before touching anything: a refused append changes nothing.
   uint64_t least = next_label_;
-  uint64_t base = list_of_.empty() && !rows.empty() ? rows[0].label : base_;
+  uint64_t base = info_.empty() && !rows.empty() ? rows[0].label : base_;
   for (const RowInput& r : rows) {
     if (r.label < least) throw std::runtime_error("append: label " + std::to_string(r.label) + " is not new (labels must increase)");
-    if (r.label - base > (uint64_t)4 * (list_of_.size() + rows.size()) + 1024 * 1024)
+    if (r.label - base > (uint64_t)4 * (info_.size() + rows.size()) + 1024 * 1024)
       throw std::runtime_error("append: chunk labels are too sparse for the attribute table (label " + std::to_string(r.label) + ")");
     least = r.label + 1;
   }
   for (const RowInput& r : rows) {
+    note_row(r.label, kDelta, (uint32_t)delta_.size());
     delta_.append(r);
-    note_row(r.label);
   }
 }
 
-void Engine::build_lists(std::vector<std::vector<Ref>>* seg, std::vector<std::vector<Ref>>* delta) const {
+void Engine::build_refs() {
   size_t n = centroids_.size();
-  seg->assign(n, {});
-  delta->assign(n, {});
+  seg_refs_.assign(n, {});
+  delta_refs_.assign(n, {});
   for (size_t v = 0; v < segments_.size(); v++) {
     const Cols& c = segments_[v]->cols();
     for (size_t r = 0; r < c.n; r++) {
       uint32_t l = list_of(c.label[r]);
-      if (l < n) (*seg)[l].push_back(ref((uint32_t)v, (uint32_t)r, c.first[r]));
+      if (l < n && c.label[r] >= saved_to_) seg_refs_[l].push_back(ref((uint32_t)v, (uint32_t)r, c.first[r]));
     }
   }
   Cols c = delta_.cols();
   for (size_t r = 0; r < c.n; r++) {
     uint32_t l = list_of(c.label[r]);
-    if (l < n) (*delta)[l].push_back(ref(kDelta, (uint32_t)r, c.first[r]));
+    if (l < n && c.label[r] >= saved_to_) delta_refs_[l].push_back(ref(kDelta, (uint32_t)r, c.first[r]));
   }
 }
 
@@ -323,16 +336,18 @@ size_t Engine::retrain() {
       filed += batch.size();
     }
   }
-  std::vector<std::vector<Ref>> seg, delta;
   std::unique_lock<std::shared_mutex> lock(mu_);
   centroids_ = std::move(centroids);
   trained_rows_ = rows;
   for (uint64_t label = base_; label < upto; label++)
-    if (list_of(label) != kNoRow) list_of(label) = fresh[label - base_];
+    if (list_of(label) != kNoRow) info(label).list = fresh[label - base_];
   filed_to_ = upto;
   filed_rows_ = filed;
-  saved_to_ = 0;  // the file holds the old centroids' lists
-  build_lists(&seg_lists_, &delta_lists_);
+  // The file's lists belong to the old centroids: every row is a ref until the next save.
+  file_.reset();
+  saved_to_ = 0;
+  ::unlink(join(opt_.dir, kIndexFile).c_str());
+  build_refs();
   return filed;
 }
 
@@ -384,13 +399,13 @@ size_t Engine::index_pending(size_t max) {
     // Seals and compactions wait for this call (the maintenance mutex): the refs still hold.
     std::set<uint32_t> touched;
     for (size_t i = 0; i < refs.size(); i++) {
-      list_of(labels[i]) = out[i];
-      if (refs[i].view() == kDelta) delta_lists_[out[i]].push_back(refs[i]);
-      else seg_lists_[out[i]].push_back(refs[i]), touched.insert(out[i]);
+      info(labels[i]).list = out[i];
+      if (refs[i].view() == kDelta) delta_refs_[out[i]].push_back(refs[i]);
+      else seg_refs_[out[i]].push_back(refs[i]), touched.insert(out[i]);
     }
     // Segment refs stay in row order, so a list is read in address order.
     for (uint32_t l : touched)
-      std::sort(seg_lists_[l].begin(), seg_lists_[l].end(), [](Ref a, Ref b) { return a.view() < b.view() || (a.view() == b.view() && a.row < b.row); });
+      std::sort(seg_refs_[l].begin(), seg_refs_[l].end(), [](Ref a, Ref b) { return a.view() < b.view() || (a.view() == b.view() && a.row < b.row); });
     filed_to_ = to;
     filed_rows_ += refs.size();
     filed += refs.size();
@@ -400,7 +415,7 @@ size_t Engine::index_pending(size_t max) {
 
 void Engine::write_manifest_locked() {
   std::ostringstream m;
-  m << "seq " << seq_ << "\nnext_label " << sealed_label_ << "\nindex_label " << saved_to_ << "\n";
+  m << "seq " << seq_ << "\nnext_label " << sealed_label_ << "\n";
   for (auto& s : segments_) {
     std::string p = s->path();
     m << "segment " << p.substr(p.find_last_of('/') + 1) << "\n";
@@ -432,16 +447,6 @@ void Engine::seal() {
     delta_.write_sorted(join(opt_.dir, name));
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));
-  // The new segment's rows by list (filing waits on the maintenance mutex: list_of_ holds).
-  std::vector<std::pair<uint32_t, Ref>> filed;
-  {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    const Cols& c = seg->cols();
-    for (size_t r = 0; r < c.n; r++) {
-      uint32_t l = list_of(c.label[r]);
-      if (l < centroids_.size()) filed.push_back({l, ref((uint32_t)segments_.size(), (uint32_t)r, c.first[r])});
-    }
-  }
   std::unique_lock<std::shared_mutex> lock(mu_);
   // Rows appended between the write and this lock stay in the delta.
   RowBuffer rest;
@@ -450,13 +455,21 @@ void Engine::seal() {
   for (size_t r = 0; r < n; r++) top = std::max(top, c.label[r] + 1);
   for (size_t r = n; r < c.n; r++) rest.append_from(c, r);
   delta_ = std::move(rest);
+  uint32_t v = (uint32_t)segments_.size();
   segments_.push_back(std::move(seg));
-  for (auto& [l, ref] : filed) seg_lists_[l].push_back(ref);
-  for (auto& l : delta_lists_) l.clear();
+  // The moved rows' places, and their refs (filing waits on the maintenance mutex).
+  const Cols& s = segments_.back()->cols();
+  for (size_t r = 0; r < s.n; r++) {
+    LabelInfo& i = info(s.label[r]);
+    i.view = v, i.row = (uint32_t)r;
+    if (i.list < centroids_.size() && s.label[r] >= saved_to_) seg_refs_[i.list].push_back(ref(v, (uint32_t)r, s.first[r]));
+  }
+  for (auto& l : delta_refs_) l.clear();
   Cols d = delta_.cols();
   for (size_t r = 0; r < d.n; r++) {
-    uint32_t l = list_of(d.label[r]);
-    if (l < centroids_.size()) delta_lists_[l].push_back(ref(kDelta, (uint32_t)r, d.first[r]));
+    LabelInfo& i = info(d.label[r]);
+    i.view = kDelta, i.row = (uint32_t)r;
+    if (i.list < centroids_.size() && d.label[r] >= saved_to_) delta_refs_[i.list].push_back(ref(kDelta, (uint32_t)r, d.first[r]));
   }
   seq_++;
   sealed_label_ = std::max(sealed_label_, top);
@@ -482,22 +495,19 @@ void Engine::compact() {
   }
   auto seg = std::make_unique<Segment>(join(opt_.dir, name));
   // Seals wait for this call, so every segment is merged and the merged one is the only one.
-  std::vector<std::vector<Ref>> lists(centroids_.size());
-  {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    const Cols& c = seg->cols();
-    for (size_t r = 0; r < c.n; r++) {
-      uint32_t l = list_of(c.label[r]);
-      if (l < lists.size()) lists[l].push_back(ref(0, (uint32_t)r, c.first[r]));
-    }
-  }
   std::vector<std::string> old;
   {
     std::unique_lock<std::shared_mutex> lock(mu_);
     for (size_t i = 0; i < merged; i++) old.push_back(segments_[i]->path());
     segments_.clear();
     segments_.push_back(std::move(seg));
-    seg_lists_.swap(lists);
+    const Cols& c = segments_[0]->cols();
+    for (auto& l : seg_refs_) l.clear();
+    for (size_t r = 0; r < c.n; r++) {
+      LabelInfo& i = info(c.label[r]);
+      i.view = 0, i.row = (uint32_t)r;
+      if (i.list < centroids_.size() && c.label[r] >= saved_to_) seg_refs_[i.list].push_back(ref(0, (uint32_t)r, c.first[r]));
+    }
     seq_++;
     write_manifest_locked();
   }
@@ -507,37 +517,50 @@ void Engine::compact() {
 void Engine::save_index() {
   std::lock_guard<std::mutex> m(maintenance_);
   check_open();
-  std::string path = join(opt_.dir, kIndexFile), tmp = path + ".tmp";
+  // The file takes every filed row of the segments (the delta's rows are not durable yet):
+  // the rows of the old file and the refs since, list by list. Segments and the old file do
+  // not change while the maintenance mutex is held; appends go on (they touch the delta only).
   uint64_t upto;
+  std::vector<uint32_t> lists_of;
+  std::vector<std::vector<Ref>> refs;
+  std::vector<Cols> views;
+  Centroids centroids;
+  uint64_t label_base, trained;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (centroids_.size() == 0 || (filed_to_ == saved_to_ && saved_to_ > 0)) return;
-    upto = filed_to_;
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error("create " + tmp + ": " + std::strerror(errno));
-    try {
-      IndexHeader h{};
-      std::memcpy(h.magic, kIndexMagic, 8);
-      h.version = 1;
-      h.dims = kDims;
-      h.trained_rows = trained_rows_;
-      h.label_base = base_;
-      h.labels = upto > base_ ? upto - base_ : 0;
-      if (std::fwrite(&h, sizeof h, 1, f) != 1) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
-      centroids_.write(f, tmp);
-      if (h.labels && std::fwrite(list_of_.data(), 4, h.labels, f) != h.labels) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
-      if (std::fflush(f) != 0 || ::fsync(fileno(f)) != 0) throw std::runtime_error("fsync " + tmp + ": " + std::strerror(errno));
-    } catch (...) {
-      std::fclose(f);
-      ::unlink(tmp.c_str());
-      throw;
-    }
-    std::fclose(f);
+    upto = std::min(filed_to_, sealed_label_);
+    if (centroids_.size() == 0 || upto <= saved_to_) return;
+    label_base = base_;
+    lists_of.resize(upto > base_ ? upto - base_ : 0);
+    for (size_t i = 0; i < lists_of.size(); i++) lists_of[i] = info_[i].list;
+    refs = seg_refs_;
+    views = views_locked();
+    centroids = centroids_;
+    trained = trained_rows_;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp);
+  size_t nl = centroids.size();
+  std::vector<uint64_t> counts(nl);
+  for (size_t l = 0; l < nl; l++) counts[l] = (file_ ? file_->end(l) - file_->begin(l) : 0) + refs[l].size();
+  std::string path = join(opt_.dir, kIndexFile);
+  IndexFile::write(path, centroids, trained, label_base, lists_of.data(), lists_of.size(), counts,
+                   [&](size_t l, size_t i, const int8_t** code, IndexRec* rec) {
+                     uint64_t old = file_ ? file_->end(l) - file_->begin(l) : 0;
+                     if (i < old) {
+                       *code = file_->code(file_->begin(l) + i);
+                       *rec = file_->rec(file_->begin(l) + i);
+                       return;
+                     }
+                     Ref x = refs[l][i - old];
+                     const Cols& c = view_of(views, x.view());
+                     *code = c.i8 + (size_t)x.row * kDims;
+                     *rec = {c.label[x.row], c.ord[x.row], c.time[x.row], c.scale[x.row], c.source[x.row] | (c.first[x.row] ? 0x80000000u : 0u)};
+                   });
+  auto f = std::make_unique<IndexFile>(path);
   std::unique_lock<std::shared_mutex> lock(mu_);
+  file_ = std::move(f);
   saved_to_ = upto;
-  write_manifest_locked();
+  // Every segment row filed is in the file now; only the delta's refs remain.
+  for (auto& l : seg_refs_) l.clear();
 }
 
 std::vector<Cols> Engine::views_locked() const {
@@ -576,7 +599,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   std::vector<uint32_t> order(nc);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return cs[a] > cs[b] || (cs[a] == cs[b] && a < b); });
-  auto list_rows = [&](uint32_t l) { return (uint64_t)(seg_lists_[l].size() + delta_lists_[l].size()); };
+  auto list_rows = [&](uint32_t l) { return (uint64_t)(seg_refs_[l].size() + delta_refs_[l].size()) + (file_ ? file_->end(l) - file_->begin(l) : 0); };
   uint64_t rows = rows_locked();
   uint64_t max_rows = o.probe_max_rows ? o.probe_max_rows : std::max<uint64_t>(30000, rows * 3 / 100);
   // Far from every list: nothing to steer by, so the caller scans everything.
@@ -595,60 +618,119 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   ProbeStats st;
   int32_t dots[4];
   bool any = filtered(f), first_only = f.first_only && f.tmin == INT64_MIN && f.tmax == INT64_MAX && f.sources.empty();
+  // Allowed rows four at a time: the kernel has four rows' loads in flight.
+  const int8_t* sel[4];
+  float scale[4];
+  uint64_t ords[4], labels[4];
+  size_t m = 0;
+  auto flush = [&]() {
+    if (m == 0) return;
+    for (size_t i = m; i < 4; i++) sel[i] = sel[m - 1];
+    K.dot_i8_4x1(sel, p.code, p.sum, kDims, dots);
+    for (size_t i = 0; i < m; i++) {
+      float a = scale[i] * p.scale * (float)dots[i], e = scale[i] * p.half_l1 + p.fixed;
+      cand.add(ords[i], labels[i], a - e, a + e);
+    }
+    m = 0;
+  };
+  auto take = [&](const int8_t* code, float s, uint64_t ord, uint64_t label) {
+    st.allowed++;
+    sel[m] = code, scale[m] = s, ords[m] = ord, labels[m] = label;
+    if (++m == 4) flush();
+  };
   auto read_list = [&](uint32_t l) {
     st.lists++;
-    for (const auto* refs : {&seg_lists_[l], &delta_lists_[l]}) {
+    // The saved rows: stored together, read in one sequential sweep.
+    if (file_) {
+      uint64_t b = file_->begin(l), e = file_->end(l);
+      st.rows += e - b;
+      for (uint64_t i = b; i < e; i++) {
+        const IndexRec& r = file_->rec(i);
+        if (first_only ? !r.first() : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source())))
+          continue;
+        take(file_->code(i), r.scale, r.ord, r.label);
+      }
+    }
+    // Rows filed since: scattered over the columns, so each is asked for a few rows ahead (not
+    // an edit's when only first revisions are wanted).
+    for (const auto* refs : {&seg_refs_[l], &delta_refs_[l]}) {
       st.rows += refs->size();
-      // Allowed rows four at a time: the kernel has four rows' loads in flight.
-      Ref sel[4];
-      const Cols* cols[4];
-      size_t m = 0;
-      auto flush = [&]() {
-        if (m == 0) return;
-        const int8_t* v[4];
-        for (size_t i = 0; i < 4; i++) v[i] = cols[std::min(i, m - 1)]->i8 + (size_t)sel[std::min(i, m - 1)].row * kDims;
-        K.dot_i8_4x1(v, p.code, p.sum, kDims, dots);
-        for (size_t i = 0; i < m; i++) {
-          const Cols& c = *cols[i];
-          size_t r = sel[i].row;
-          float a = approx(c, r, p, dots[i]), e = bound(c, r, p);
-          cand.add(c.ord[r], sel[i].view(), sel[i].row, a - e, a + e);
-        }
-        m = 0;
-      };
       size_t n = refs->size();
       for (size_t j = 0; j < n; j++) {
-        // A list's rows are scattered over the column: ask for a row's codes a few rows ahead.
         if (j + 6 < n) {
           Ref ahead = (*refs)[j + 6];
-          const int8_t* a = view_of(views, ahead.view()).i8 + (size_t)ahead.row * kDims;
-          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(a + o);
+          if (!first_only || ahead.first()) {
+            const int8_t* a = view_of(views, ahead.view()).i8 + (size_t)ahead.row * kDims;
+            for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(a + o);
+          }
         }
         Ref x = (*refs)[j];
-        if (first_only ? !x.first() : any && !row_allowed(view_of(views, x.view()), x.row, f)) continue;
-        st.allowed++;
-        sel[m] = x, cols[m] = &view_of(views, x.view());
-        if (++m == 4) flush();
+        const Cols& c = view_of(views, x.view());
+        if (first_only ? !x.first() : any && !row_allowed(c, x.row, f)) continue;
+        take(c.i8 + (size_t)x.row * kDims, c.scale[x.row], c.ord[x.row], c.label[x.row]);
       }
-      flush();
     }
+    flush();
   };
   // Rows not yet filed are scanned exactly beside the lists (labels at or above the mark).
   std::vector<Hit> pending;
   st.pending = rows - filed_rows_;
   if (st.pending > 0) pending = topk_scan(views, q, k, min_score, f, *pool_, RowSet{filed_to_});
-  std::unordered_map<uint64_t, Hit> exact;  // revisions scored, by ord
+  // Rescoring in two steps. Candidates in order of their upper bound: each one's best row,
+  // scored exactly in f16, is a lower bound on its revision, and once the next upper bound is
+  // below the k-th of those nothing after it can enter the top k. Then the chosen revisions are
+  // scored whole (their best chunk may be another row, or in another list).
+  std::unordered_map<uint64_t, float> row_exact;  // revisions whose best row was scored, by ord
+  std::unordered_map<uint64_t, Hit> exact;        // revisions scored whole, by ord
   auto result = [&]() {
-    cand.refloor();
+    cand.merge();
     float fl = std::max(cand.floor(), min_score);
-    for (auto& [ord, e] : cand.entries()) {
-      if (e.hi < fl || exact.count(ord)) continue;
-      exact[ord] = score_revision(view_of(views, e.view), e.row, q);
-      st.rescored++;
+    const auto& entries = cand.entries();
+    std::vector<uint32_t> by_hi;
+    for (uint32_t i = 0; i < entries.size(); i++)
+      if (entries[i].hi >= fl) by_hi.push_back(i);
+    std::sort(by_hi.begin(), by_hi.end(), [&](uint32_t a, uint32_t b) { return entries[a].hi > entries[b].hi || (entries[a].hi == entries[b].hi && entries[a].ord < entries[b].ord); });
+    std::priority_queue<float, std::vector<float>, std::greater<float>> kth;
+    auto keep = [&](float x) {
+      if (x < min_score) return;
+      kth.push(x);
+      if (kth.size() > k) kth.pop();
+    };
+    for (const Hit& h : pending) keep(h.score);
+    auto where = [&](const Candidates::Entry& e) -> std::pair<const Cols*, size_t> {
+      const LabelInfo* i = info(e.label);
+      return {&view_of(views, i->view), i->row};
+    };
+    auto f16_of = [&](const Candidates::Entry& e) {
+      auto [c, r] = where(e);
+      return c->f16 + r * kDims;
+    };
+    std::vector<uint32_t> chosen;
+    for (size_t j = 0; j < by_hi.size(); j++) {
+      const Candidates::Entry& e = entries[by_hi[j]];
+      if (kth.size() >= k && e.hi < kth.top()) break;
+      // The rows are scattered: ask for a few ahead while this one is scored.
+      if (j + 4 < by_hi.size()) prefetch_f16(f16_of(entries[by_hi[j + 4]]));
+      auto it = row_exact.find(e.ord);
+      if (it == row_exact.end()) {
+        it = row_exact.emplace(e.ord, K.dot_f16_f32(f16_of(e), q, kDims)).first;
+        st.rescored++;
+      }
+      keep(it->second);
+      chosen.push_back(by_hi[j]);
+    }
+    for (uint32_t i : chosen) {
+      const Candidates::Entry& e = entries[i];
+      if (!exact.count(e.ord)) {
+        auto [c, r] = where(e);
+        exact[e.ord] = score_revision(*c, r, q);
+      }
     }
     std::unordered_map<uint64_t, Hit> by_ord;
-    for (auto& [ord, h] : exact)
-      if (h.score >= min_score) by_ord[ord] = h;
+    for (uint32_t i : chosen) {
+      const Hit& h = exact[entries[i].ord];
+      if (h.score >= min_score) by_ord[h.ord] = h;
+    }
     for (const Hit& h : pending) {
       auto it = by_ord.find(h.ord);
       if (it == by_ord.end() || better(h, it->second)) by_ord[h.ord] = h;
@@ -694,6 +776,18 @@ std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score,
   }
   *plan = far ? Plan::ScanFar : Plan::IndexThenScan;
   return topk(q, k, min_score, f);
+}
+
+std::vector<Engine::TopkAnswer> Engine::topk_many(const std::vector<TopkRequest>& requests) const {
+  std::vector<TopkAnswer> out(requests.size());
+  pool_->run(requests.size(), [&](size_t i) {
+    const TopkRequest& r = requests[i];
+    TopkAnswer& a = out[i];
+    if (r.mode == Mode::Scan) a.hits = topk(r.q, r.k, r.min_score, r.filter);
+    else if (r.mode == Mode::Index) a.hits = topk_index(r.q, r.k, r.min_score, r.filter, r.options, &a.complete, &a.far, &a.probe);
+    else a.hits = topk_planned(r.q, r.k, r.min_score, r.filter, r.options, &a.plan, &a.probe);
+  });
+  return out;
 }
 
 uint64_t Engine::count(const Filter& f) const {

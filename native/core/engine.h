@@ -71,7 +71,7 @@ class Engine {
   void seal();
   // Merges every segment into one.
   void compact();
-  // Writes the centroids and every filed row's list to the index file.
+  // Writes the index file: the centroids, and every filed row of the segments stored by list.
   void save_index();
 
   std::vector<RangeResult> range(const std::vector<RangeQuery>& queries) const;
@@ -90,6 +90,26 @@ class Engine {
   // the index otherwise, and the scan when the index cannot fill k rows.
   std::vector<Hit> topk_planned(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, Plan* plan,
                                 ProbeStats* ps) const;
+  // One top-k of a batch, and its answer.
+  enum class Mode { Scan, Index, Auto };
+  struct TopkRequest {
+    const float* q;
+    size_t k;
+    float min_score;
+    Filter filter;
+    Mode mode;
+    TopkOptions options;
+  };
+  struct TopkAnswer {
+    std::vector<Hit> hits;
+    bool complete = true;
+    bool far = false;  // Mode::Index only
+    Plan plan = Plan::Scan;
+    ProbeStats probe;
+  };
+  // Several top-k queries at once, spread over the engine's threads: one hand-off from the
+  // caller for the lot, instead of a thread woken per query.
+  std::vector<TopkAnswer> topk_many(const std::vector<TopkRequest>& requests) const;
   uint64_t count(const Filter& f) const;
   uint64_t estimate(const Filter& f) const;
   EngineStats stats() const;
@@ -97,29 +117,40 @@ class Engine {
   void close();
 
  private:
-  // A filed row: its view (a segment's index, or kDelta) in the low 31 bits of `tag` and its
-  // first-revision flag in the top bit, so the API's default filter (first revisions only)
-  // costs no read of the row's columns.
+  // A row filed since the index file was written: its view (a segment's index, or kDelta) in
+  // the low 31 bits of `tag` and its first-revision flag in the top bit, so the API's default
+  // filter (first revisions only) costs no read of the row's columns.
   struct Ref {
     uint32_t tag;
     uint32_t row;
     uint32_t view() const { return tag & 0x7fffffffu; }
     bool first() const { return tag >> 31; }
   };
+  // Per label: its list (or kUnfiled, kNoRow) and where its row is now.
+  struct LabelInfo {
+    uint32_t list;
+    uint32_t view;
+    uint32_t row;
+  };
   static constexpr uint32_t kDelta = 0x7fffffffu;
-  static Ref ref(uint32_t view, uint32_t row, uint8_t first) { return {view | (first ? 0x80000000u : 0u), row}; }
   static constexpr uint32_t kUnfiled = 0xffffffffu;  // a row not yet filed in a list
   static constexpr uint32_t kNoRow = 0xfffffffeu;    // a label with no row
+  static Ref ref(uint32_t view, uint32_t row, uint8_t first) { return {view | (first ? 0x80000000u : 0u), row}; }
 
   void open_locked();
+  void open_index_file();
   std::vector<Cols> views_locked() const;
   const Cols& view_of(const std::vector<Cols>& views, uint32_t view) const { return view == kDelta ? views.back() : views[view]; }
-  void note_row(uint64_t label);
-  uint32_t& list_of(uint64_t label) { return list_of_[label - base_]; }
-  uint32_t list_of(uint64_t label) const { return label >= base_ && label - base_ < list_of_.size() ? list_of_[label - base_] : kNoRow; }
+  void note_row(uint64_t label, uint32_t view, uint32_t row);
+  LabelInfo& info(uint64_t label) { return info_[label - base_]; }
+  const LabelInfo* info(uint64_t label) const { return label >= base_ && label - base_ < info_.size() ? &info_[label - base_] : nullptr; }
+  uint32_t list_of(uint64_t label) const {
+    const LabelInfo* i = info(label);
+    return i ? i->list : kNoRow;
+  }
   uint64_t rows_locked() const;
-  // Segment rows and delta rows by list, from list_of_.
-  void build_lists(std::vector<std::vector<Ref>>* seg, std::vector<std::vector<Ref>>* delta) const;
+  // Refs of the rows filed but not in the index file, by list.
+  void build_refs();
   size_t retrain();
   void write_manifest_locked();
   void check_open() const;
@@ -132,15 +163,16 @@ class Engine {
   uint64_t next_label_ = 0;    // one past the largest label held
   uint64_t sealed_label_ = 0;  // one past the largest label in a segment
   uint64_t seq_ = 0;           // segment file sequence
-  std::vector<uint32_t> list_of_;  // by label - base_: a list, kUnfiled or kNoRow
+  std::vector<LabelInfo> info_;  // by label - base_
   uint64_t base_ = 0;
   Centroids centroids_;
   uint64_t trained_rows_ = 0;
   uint64_t filed_to_ = 0;      // labels below this are filed (or have no row)
   uint64_t filed_rows_ = 0;    // rows filed
   uint64_t saved_to_ = 0;      // labels below this are in the index file
-  std::vector<std::vector<Ref>> seg_lists_, delta_lists_;
-  std::mutex maintenance_;     // one index / seal / compact / save at a time
+  std::unique_ptr<IndexFile> file_;  // the saved lists; none after a retraining until the next save
+  std::vector<std::vector<Ref>> seg_refs_, delta_refs_;  // filed since the file, by list
+  std::mutex maintenance_;     // one filing / seal / compact / save at a time
   int lock_fd_ = -1;           // flock on dir/LOCK: one process owns an engine directory
   std::atomic<bool> closed_{false};
 };

@@ -1,7 +1,13 @@
 #include "ivf.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -141,21 +147,150 @@ Centroids Centroids::train(const std::vector<const int8_t*>& codes, const std::v
 }
 
 void Centroids::write(std::FILE* f, const std::string& path) const {
-  uint64_t n = size();
-  if (std::fwrite(&n, 8, 1, f) != 1 || std::fwrite(code_.data(), 1, code_.size(), f) != code_.size() ||
-      std::fwrite(scale_.data(), 4, scale_.size(), f) != scale_.size())
+  if (std::fwrite(code_.data(), 1, code_.size(), f) != code_.size() || std::fwrite(scale_.data(), 4, scale_.size(), f) != scale_.size())
     throw std::runtime_error("write " + path + ": " + std::strerror(errno));
 }
 
-Centroids Centroids::read(std::FILE* f, const std::string& path) {
-  uint64_t n = 0;
+Centroids Centroids::load(const uint8_t* p, size_t count) {
   Centroids c;
-  if (std::fread(&n, 8, 1, f) != 1 || n == 0 || n > 65536) throw std::runtime_error(path + ": bad centroid count");
-  c.code_.resize(n * kDims);
-  c.scale_.resize(n);
-  if (std::fread(c.code_.data(), 1, c.code_.size(), f) != c.code_.size() || std::fread(c.scale_.data(), 4, n, f) != n)
-    throw std::runtime_error(path + ": truncated centroids");
+  c.code_.assign(reinterpret_cast<const int8_t*>(p), reinterpret_cast<const int8_t*>(p) + count * kDims);
+  c.scale_.resize(count);
+  std::memcpy(c.scale_.data(), p + count * kDims, count * 4);
   return c;
+}
+
+namespace {
+
+constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '2', '\0'};
+
+struct IndexHeader {
+  char magic[8];
+  uint32_t version, dims;
+  uint64_t trained_rows, label_base, labels, lists, rows;
+  uint64_t off_centroids, off_list_of, off_offsets, off_codes, off_recs, file_size;
+};
+
+uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
+
+IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
+  IndexHeader h{};
+  std::memcpy(h.magic, kIndexMagic, 8);
+  h.version = 2;
+  h.dims = kDims;
+  h.labels = labels, h.lists = lists, h.rows = rows;
+  uint64_t o = align64(sizeof(IndexHeader));
+  h.off_centroids = o, o = align64(o + lists * (kDims + 4));
+  h.off_list_of = o, o = align64(o + labels * 4);
+  h.off_offsets = o, o = align64(o + (lists + 1) * 8);
+  h.off_codes = o, o = align64(o + rows * kDims);
+  h.off_recs = o, o = align64(o + rows * sizeof(IndexRec));
+  h.file_size = o;
+  return h;
+}
+
+}  // namespace
+
+IndexFile::IndexFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(IndexHeader)) {
+    ::close(fd);
+    throw std::runtime_error(path + ": not an index file (too short)");
+  }
+  size_ = (size_t)st.st_size;
+  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    throw std::runtime_error("mmap " + path + ": " + std::strerror(errno));
+  }
+  IndexHeader h;
+  std::memcpy(&h, map_, sizeof h);
+  bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 2 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
+              h.labels < (1ull << 40) && h.rows <= h.labels;
+  IndexHeader want = sane ? layout(h.labels, h.lists, h.rows) : IndexHeader{};
+  if (sane) std::memcpy(&want, &h, offsetof(IndexHeader, off_centroids));
+  if (!sane || std::memcmp(&h, &want, sizeof h) != 0 || h.file_size != size_) {
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    throw std::runtime_error(path + ": not an index file or damaged (header mismatch)");
+  }
+  const uint8_t* b = static_cast<const uint8_t*>(map_);
+  centroids_ = Centroids::load(b + h.off_centroids, h.lists);
+  trained_rows_ = h.trained_rows, label_base_ = h.label_base, labels_ = h.labels;
+  list_of_ = reinterpret_cast<const uint32_t*>(b + h.off_list_of);
+  offsets_ = reinterpret_cast<const uint64_t*>(b + h.off_offsets);
+  codes_ = reinterpret_cast<const int8_t*>(b + h.off_codes);
+  recs_ = reinterpret_cast<const IndexRec*>(b + h.off_recs);
+  bool ordered = offsets_[0] == 0 && offsets_[h.lists] == h.rows;
+  for (size_t l = 0; l < h.lists && ordered; l++) ordered = offsets_[l] <= offsets_[l + 1];
+  if (!ordered) {
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    throw std::runtime_error(path + ": damaged (list offsets)");
+  }
+  // Lists are read front to back, wherever they lie.
+  ::madvise(const_cast<int8_t*>(codes_), h.rows * kDims, MADV_NORMAL);
+}
+
+IndexFile::~IndexFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+void IndexFile::write(const std::string& path, const Centroids& centroids, uint64_t trained_rows, uint64_t label_base, const uint32_t* list_of,
+                      uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row) {
+  uint64_t rows = 0;
+  for (uint64_t c : counts) rows += c;
+  IndexHeader h = layout(labels, centroids.size(), rows);
+  h.trained_rows = trained_rows;
+  h.label_base = label_base;
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error("create " + tmp + ": " + std::strerror(errno));
+  try {
+    auto put = [&](const void* p, size_t n) {
+      if (n && std::fwrite(p, 1, n, f) != n) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
+    };
+    auto pad_to = [&](uint64_t off) {
+      static const char zero[64] = {};
+      long at = std::ftell(f);
+      if (at < 0 || (uint64_t)at > off) throw std::runtime_error("write " + tmp + ": layout");
+      while ((uint64_t)at < off) {
+        size_t n = std::min<uint64_t>(64, off - at);
+        put(zero, n);
+        at += (long)n;
+      }
+    };
+    put(&h, sizeof h);
+    pad_to(h.off_centroids);
+    centroids.write(f, tmp);
+    pad_to(h.off_list_of);
+    put(list_of, labels * 4);
+    pad_to(h.off_offsets);
+    std::vector<uint64_t> offsets(counts.size() + 1, 0);
+    for (size_t l = 0; l < counts.size(); l++) offsets[l + 1] = offsets[l] + counts[l];
+    put(offsets.data(), offsets.size() * 8);
+    pad_to(h.off_codes);
+    std::vector<IndexRec> recs(rows);
+    uint64_t at = 0;
+    for (size_t l = 0; l < counts.size(); l++)
+      for (uint64_t i = 0; i < counts[l]; i++, at++) {
+        const int8_t* code;
+        row(l, i, &code, &recs[at]);
+        put(code, kDims);
+      }
+    pad_to(h.off_recs);
+    put(recs.data(), rows * sizeof(IndexRec));
+    pad_to(h.file_size);
+    if (std::fflush(f) != 0 || ::fsync(fileno(f)) != 0) throw std::runtime_error("fsync " + tmp + ": " + std::strerror(errno));
+  } catch (...) {
+    std::fclose(f);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  std::fclose(f);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("rename " + tmp + ": " + std::strerror(errno));
 }
 
 }  // namespace nm

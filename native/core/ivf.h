@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,66 @@ class Centroids {
   void assign(const std::vector<const int8_t*>& rows, uint32_t* out, Pool& pool) const;
   // A prepared query's cosine estimate against every centroid.
   void score(const Prepared& q, float* out) const;
-  // File form: count, then each centroid's codes and scale. Throws std::runtime_error.
+  // File form: each centroid's codes, then every scale.
+  size_t bytes() const { return code_.size() + scale_.size() * 4; }
   void write(std::FILE* f, const std::string& path) const;
-  static Centroids read(std::FILE* f, const std::string& path);
+  static Centroids load(const uint8_t* p, size_t count);
 
  private:
   std::vector<int8_t> code_;
   std::vector<float> scale_;
   void set(size_t c, const float* v);
+};
+
+// A row as the index file keeps it beside its codes: what a list scan filters and bounds by,
+// and the label that finds the row's f16 vector for rescoring.
+struct IndexRec {
+  uint64_t label;
+  uint64_t ord;
+  int64_t time;
+  float scale;
+  uint32_t tag;  // source id, and the first-revision flag in the top bit
+  uint32_t source() const { return tag & 0x7fffffffu; }
+  bool first() const { return tag >> 31; }
+};
+
+// The index file, memory-mapped read-only: centroids, each label's list, and each list's rows
+// stored together (codes in one region, records in another), so reading a list is a sequential
+// read. Layout (64-byte aligned regions): header, centroids, lists of labels [label_base,
+// label_base + labels), list offsets (lists + 1), codes (rows x 1024), records (rows).
+class IndexFile {
+ public:
+  // Maps and validates; throws std::runtime_error naming what is wrong.
+  explicit IndexFile(const std::string& path);
+  ~IndexFile();
+  IndexFile(const IndexFile&) = delete;
+  IndexFile& operator=(const IndexFile&) = delete;
+  const Centroids& centroids() const { return centroids_; }
+  uint64_t trained_rows() const { return trained_rows_; }
+  uint64_t label_base() const { return label_base_; }
+  uint64_t labels() const { return labels_; }
+  const uint32_t* list_of() const { return list_of_; }
+  uint64_t begin(size_t list) const { return offsets_[list]; }
+  uint64_t end(size_t list) const { return offsets_[list + 1]; }
+  const int8_t* code(uint64_t i) const { return codes_ + i * kDims; }
+  const IndexRec& rec(uint64_t i) const { return recs_[i]; }
+
+  // Writes a file: `list_of` for labels [label_base, label_base + labels), then the rows list
+  // by list, each given by `row(list, i)` for i < counts[list] (code, record). Temp file, fsync,
+  // rename.
+  using RowSource = std::function<void(size_t list, size_t i, const int8_t** code, IndexRec* rec)>;
+  static void write(const std::string& path, const Centroids& centroids, uint64_t trained_rows, uint64_t label_base,
+                    const uint32_t* list_of, uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row);
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  Centroids centroids_;
+  uint64_t trained_rows_ = 0, label_base_ = 0, labels_ = 0;
+  const uint32_t* list_of_ = nullptr;
+  const uint64_t* offsets_ = nullptr;
+  const int8_t* codes_ = nullptr;
+  const IndexRec* recs_ = nullptr;
 };
 
 // Lists for `rows` chunks: about one per sqrt(rows), so a list holds about as many chunks as

@@ -1,8 +1,17 @@
 #include "pool.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace nm {
+
+namespace {
+constexpr int kWorkerNice = 5;
+}
 
 size_t cores() {
   cpu_set_t set;
@@ -14,9 +23,23 @@ size_t cores() {
   return n ? n : 1;
 }
 
+void batch_thread() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  // Linux niceness is per thread: raise this one's, best effort (unchanged if refused).
+  errno = 0;
+  int now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+  if (errno == 0 && now < kWorkerNice) setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), kWorkerNice);
+}
+
 Pool::Pool(size_t width) {
   if (width == 0) width = cores();
-  for (size_t i = 1; i < width; i++) workers_.emplace_back([this] { loop(); });
+  for (size_t i = 1; i < width; i++)
+    workers_.emplace_back([this] {
+      batch_thread();
+      loop();
+    });
 }
 
 Pool::~Pool() {

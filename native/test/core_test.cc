@@ -410,8 +410,8 @@ void test_engine(uint64_t label_base, uint64_t ord_base, size_t nrevs) {
     CHECK(!complete, "no index yet: incomplete");
     while (e.index_pending(100) > 0) {
     }
-    e.save_index();
     e.seal();
+    e.save_index();
     EngineStats s = e.stats();
     CHECK(s.segment_rows == c.rows() && s.delta_rows == 0 && s.index_rows == c.rows() && s.index_pending == 0 && s.index_lists == 16,
           "stats after save");

@@ -30,7 +30,7 @@ const TOL = 1e-4;
 const T0 = 1_700_000_000;
 const HOUR = 3600;
 /** Engine settings: lists by the production rule (about sqrt(rows)), trained on this small corpus. */
-const PROD = { lists: 0, indexMinRows: 256, threads: 2, passes: 1, topkConcurrency: 2 };
+const PROD = { lists: 0, indexMinRows: 256, threads: 2, passes: 1, topkBatches: 2 };
 const FAST = PROD;
 const LONE_SOURCE = 37;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -849,8 +849,8 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     expect(await indexCheck(e, 'compacted')).toEqual(indexed);
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('seg-')).length).toBe(1);
 
-    await e.saveIndex();
     await e.seal();
+    await e.saveIndex();
     expect(await indexCheck(e, 'sealed')).toEqual(indexed);
     e.close();
     await expect(e.range(sq[0], 0.5, {}, 10)).rejects.toThrow(/closed/);
@@ -880,14 +880,14 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     let e = openEngine(dir);
     e.append(rowsOf(small, 0, 200));
     await indexAll(e);
-    await e.saveIndex();
     await e.seal();
+    await e.saveIndex();
     expect(e.stats()).toMatchObject({ indexRows: small.revs[200].start, indexSaved: small.revs[200].start });
     e.append(rowsOf(small, 200));
     expect(e.stats().indexPending).toBe(small.rows - small.revs[200].start);
     await indexAll(e);
-    await e.saveIndex();
     await e.seal();
+    await e.saveIndex();
     expect(e.stats()).toMatchObject({ indexRows: small.rows, indexPending: 0, indexSaved: small.rows });
     const beforeReopen = await indexCheck(e, 'before reopen');
     e.close();
@@ -902,8 +902,8 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
       let e = openEngine(dir);
       e.append(rowsOf(small));
       await indexAll(e);
-      await e.saveIndex();
       await e.seal();
+      await e.saveIndex();
       e.close();
       damage(path.join(dir, 'index.nmi'));
       e = openEngine(dir);
@@ -1211,7 +1211,7 @@ describe('argument checks', () => {
   it('a batched range with a bad filter rejects that query; its batch-mates still resolve (no uncaught exception)', () => {
     const r = child(`
       process.on('uncaughtException', (e) => { console.log('UNCAUGHT ' + e.message); process.exit(3); });
-      const e = new SearchEngine(dir, { lists: 0, indexMinRows: 2, threads: 2, passes: 1, topkConcurrency: 2 });
+      const e = new SearchEngine(dir, { lists: 0, indexMinRows: 2, threads: 2, passes: 1, topkBatches: 2 });
       e.append(rows([0, 1, 2]));
       const settle = (p) => p.then((x) => 'resolved ' + x.ords.length, (x) => 'rejected ' + x.name);
       const out = await Promise.all([settle(e.range(q, -1, {}, 10)), settle(e.range(q, -1, { sources: [1] }, 10)), settle(e.range(q, -1, { firstOnly: false }, 10))]);

@@ -4,7 +4,6 @@
  * queries are merged into one pass over the data, since the scan is memory-bound: while a pass
  * is running (on every core), new queries queue, and the next pass takes all of them.
  */
-import { Limit } from '../limit.js';
 import {
   native,
   type NativeEngine,
@@ -28,9 +27,19 @@ export interface EngineOptions {
   threads: number;
   /** Range passes running at once (each already uses every thread). */
   passes: number;
-  /** Top-k queries running at once on the libuv pool. */
-  topkConcurrency: number;
+  /** Top-k batches running at once (each spreads its queries over every thread). */
+  topkBatches: number;
 }
+
+interface PendingTopk {
+  query: Float32Array;
+  spec: { k: number; minScore: number; filter: NativeFilter; mode: 'scan' | 'index' | 'auto'; options?: TopkOptions };
+  resolve: (r: TopkResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** A top-k answer: the hits, whether the index could fill them, how it was planned and what it read. */
+export type TopkResult = NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats };
 
 interface PendingRange {
   query: Float32Array;
@@ -56,18 +65,25 @@ function checkFilter(f: NativeFilter): void {
  * pass16_vs_pass1); past ~64 the pass turns compute-bound and its latency grows with no gain.
  */
 const MAX_BATCH = 64;
+/**
+ * Most top-k queries handed to the addon in one call. Each call wakes threads; one call a
+ * query cost the event loop ~50 µs each on 2 cores (a woken worker took its core), one call for
+ * every query waiting at that turn of the loop costs it once.
+ */
+const MAX_TOPK_BATCH = 32;
 
 export class SearchEngine {
   #engine: NativeEngine;
   #queue: PendingRange[] = [];
   #inFlight = 0;
   #scheduled = false;
-  readonly #topkLimit: Limit;
+  #topkQueue: PendingTopk[] = [];
+  #topkInFlight = 0;
+  #topkScheduled = false;
   /** Queries per pass, for the batching benchmark and logs. */
   readonly batches = { passes: 0, queries: 0 };
 
   constructor(dir: string, readonly options: EngineOptions) {
-    this.#topkLimit = new Limit(options.topkConcurrency);
     try {
       this.#engine = new native.Engine({ dir, lists: options.lists, indexMinRows: options.indexMinRows, threads: options.threads });
     } catch (e) {
@@ -100,12 +116,20 @@ export class SearchEngine {
 
   /**
    * Top-k by revision: 'scan' (exact), 'index' (the nearest lists; may be incomplete or far),
-   * or 'auto' (planned, never under-filled). At most `topkConcurrency` run at once: each keeps
-   * a core busy, and more would only take turns on the cores with each other and the event loop.
+   * or 'auto' (planned, never under-filled). The queries waiting at a turn of the event loop go
+   * to the addon together, at most `topkBatches` batches at once (each uses every thread).
    */
-  async topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'index' | 'auto', options?: TopkOptions) {
-    if (query.length !== DIMS) throw new RangeError('query must hold 1024 floats');
-    return this.#topkLimit.run(() => this.#engine.topk(query, k, minScore, filter, mode, options));
+  topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'index' | 'auto', options?: TopkOptions): Promise<TopkResult> {
+    return new Promise((resolve, reject) => {
+      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
+      try {
+        checkFilter(filter);
+      } catch (e) {
+        return reject(e);
+      }
+      this.#topkQueue.push({ query, spec: { k, minScore, filter, mode, options }, resolve, reject });
+      this.#scheduleTopk();
+    });
   }
 
   /** Rows the filter allows, counted. */
@@ -140,6 +164,40 @@ export class SearchEngine {
 
   close(): void {
     this.#engine.close();
+  }
+
+  #scheduleTopk(): void {
+    if (this.#topkScheduled || this.#topkInFlight >= this.options.topkBatches) return;
+    this.#topkScheduled = true;
+    setImmediate(() => {
+      this.#topkScheduled = false;
+      this.#topkPass();
+    });
+  }
+
+  #topkPass(): void {
+    if (this.#topkQueue.length === 0 || this.#topkInFlight >= this.options.topkBatches) return;
+    const batch = this.#topkQueue.splice(0, MAX_TOPK_BATCH);
+    const queries = new Float32Array(batch.length * DIMS);
+    batch.forEach((b, i) => queries.set(b.query, i * DIMS));
+    this.#topkInFlight++;
+    let call: Promise<TopkResult[]>;
+    try {
+      call = this.#engine.topkMany(queries, batch.map((b) => b.spec)) as Promise<TopkResult[]>;
+    } catch (e) {
+      // A malformed spec throws before the batch starts: fail the batch, never the process.
+      call = Promise.reject(e);
+    }
+    call
+      .then(
+        (results) => batch.forEach((b, i) => b.resolve(results[i])),
+        (e) => batch.forEach((b) => b.reject(e)),
+      )
+      .finally(() => {
+        this.#topkInFlight--;
+        if (this.#topkQueue.length > 0) this.#scheduleTopk();
+      });
+    if (this.#topkQueue.length > 0) this.#scheduleTopk();
   }
 
   #schedule(): void {
