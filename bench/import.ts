@@ -1,7 +1,7 @@
 /**
  * Time to import BENCH_CHUNKS (default 100,000) chunks through the shipped import path,
  * beside its baseline in the same process: reading and validating the same file without
- * writing. Phases: validate only (baseline) → LMDB write → HNSW indexing → re-import (no-op).
+ * writing. Phases: validate only (baseline) → LMDB write → indexing (segments, relevance index) → re-import (no-op).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,10 +61,10 @@ console.log(`imported: ${JSON.stringify({ ...summary!, rejections: undefined })}
 printTable(`import of ${chunks} chunks (${mb.toFixed(0)} MB)`, [
   { name: 'read + validate only (baseline)', ms: parseMs, note: `${((chunks / parseMs) * 1000).toFixed(0)} chunks/s` },
   { name: 'read + validate + LMDB write', ms: writeMs, note: `${((chunks / writeMs) * 1000).toFixed(0)} chunks/s` },
-  { name: 'engine: segments + HNSW (2 threads) + save', ms: indexMs, note: `${((chunks / indexMs) * 1000).toFixed(0)} chunks/s` },
+  { name: 'engine: segments + relevance index + save', ms: indexMs, note: `${((chunks / indexMs) * 1000).toFixed(0)} chunks/s` },
   { name: 'total import (write + index)', ms: writeMs + indexMs, note: `${((chunks / (writeMs + indexMs)) * 1000).toFixed(0)} chunks/s` },
   { name: 're-import of the same file (no-op)', ms: reimportMs, note: 'all unchanged' },
 ]);
 console.log(`JS heap + buffers grew at most ${((peakHeap - heapBase) / 1e6).toFixed(0)} MB while streaming the ${mb.toFixed(0)} MB file into LMDB`);
-console.log(`RSS grew ${((rssAfter - rssBefore) / 1e6).toFixed(0)} MB while importing ${mb.toFixed(0)} MB (HNSW index included)`);
+console.log(`RSS grew ${((rssAfter - rssBefore) / 1e6).toFixed(0)} MB while importing ${mb.toFixed(0)} MB (index included)`);
 fs.rmSync(dir, { recursive: true, force: true });

@@ -8,11 +8,11 @@
  *    poller does) and sees new articles each round, BENCH_OUTLETS (default 4)
  *    outlets at a time as `Poller.round` polls them (text mode on, a generated tiny bge-m3
  *    stand-in): chunk + tokenise (the prepare worker), embed, commit with chunks, append to
- *    the search engine (a query finds them from then on: the planner scans rows HNSW lacks).
+ *    the search engine (a query finds them from then on: rows the index has not filed are scanned beside it).
  * 2. raw (baseline): `store.writeRevisions` of the same records the pipeline stored (each
  *    revision with its chunks and their vectors), in feed-sized batches (BENCH_BATCH, default
  *    50), into an empty store; and, for context, of the parsed records before chunking.
- * After the rounds, as its own row, every round's chunks are indexed in HNSW and sealed.
+ * After the rounds, as its own row, every round's chunks are filed in the relevance index and sealed.
  * The ratio is the median of the rounds' ratios: this machine's neighbours are noisy, and a
  * round's two runs see the same neighbours.
  *
@@ -80,7 +80,7 @@ const embedder = service.embedder!;
 // Warm-up on other texts of the same vocabulary: JIT, the workers' sessions, the tokenizer's
 // word cache, as in a poller that has been running a while.
 await embedder.embedDocs(Array.from({ length: 500 }, () => ({ title: sentence(), text: Array.from({ length: 8 }, sentence).join(' ') })), service.chunking);
-// HNSW indexing waits until the bursts are in (as a polling round holds it): rows are
+// Indexing waits until the bursts are in (as a polling round holds it): rows are
 // searchable by exact scan as soon as they are appended, and indexed once, after.
 const release = service.maintenance.hold();
 
@@ -156,7 +156,7 @@ const row = (name: string, ms: number, revisions = n) =>
 row('raw LMDB write of the same records (baseline)', rawMs);
 row('raw LMDB write, before chunking (no vectors)', bareMs);
 row('chunk + embed + commit + engine append: searchable', writtenMs);
-row(`HNSW index + seal of all ${total} revisions, after`, indexMs, total);
+row(`index + seal of all ${total} revisions, after`, indexMs, total);
 console.log(`${lanes} outlets in flight; a query finds the first revision before indexing: ${foundBefore}, after: ${foundAfter}`);
 console.log(
   `ingest: searchable_vs_raw=${ratio.toFixed(3)} (rounds ${runs.map((x) => x.ratio.toFixed(3)).join(' ')}) indexed_vs_raw=${(indexedRate / rate(rawMs)).toFixed(3)} ` +

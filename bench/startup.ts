@@ -27,7 +27,7 @@ function key(dataDir: string): string {
 
 /**
  * MB from /proc/PID/smaps_rollup. `private` is anonymous memory (heap, stacks, malloc): what
- * the process owns. File-backed pages of the memory-mapped segments, HNSW file and LMDB are
+ * the process owns. File-backed pages of the memory-mapped segments, index file and LMDB are
  * page cache the kernel can drop and share; smaps counts them as Private_Clean when no other
  * process maps them, so they are reported apart.
  */

@@ -13,6 +13,9 @@ struct Kernels {
   const char* isa;
   // dot(f16 vector, f32 query): the exact rescoring pass.
   float (*dot_f16_f32)(const uint16_t* v, const float* q, size_t n);
+  // dot(int8 code, f32 query) in f32: a candidate's estimate refined while its row is in cache
+  // (the query's own rounding gone; n % 64 == 0).
+  float (*dot_i8_f32)(const int8_t* v, const float* q, size_t n);
   // Exact integer dot of two int8 codes (n % 64 == 0). `qsum` is the sum of q's codes: the
   // VNNI path multiplies (v + 128) as unsigned bytes by q and takes 128 * qsum back off.
   int32_t (*dot_i8)(const int8_t* v, const int8_t* q, int32_t qsum, size_t n);
@@ -21,6 +24,10 @@ struct Kernels {
   void (*dot_i8_4x4)(const int8_t* const* v, const int8_t* const* q, const int32_t* qsum, size_t n, int32_t* out);
   // out[r] = dot(v[r], q) for 4 rows: four rows' loads in flight for one query.
   void (*dot_i8_4x1)(const int8_t* const* v, const int8_t* q, int32_t qsum, size_t n, int32_t* out);
+  // The candidates of a 4 x 4 tile: bit r * 4 + j is set when
+  //   row_scale[r] * (q_scale[j] * dots[r * 4 + j] + half_l1[j]) >= floor[j]
+  // (the int8 estimate plus its bound reaching the query's threshold less its fixed error).
+  uint32_t (*tile_mask)(const int32_t* dots, const float* row_scale, const float* q_scale, const float* half_l1, const float* floor);
   // Sums `n` bytes (n % 64 == 0): a pure read, to measure memory bandwidth like the scan reads.
   uint64_t (*sum_bytes)(const uint8_t* p, size_t n);
   // f32 -> f16, rounding to nearest even (n % 16 == 0): what every appended row is stored as.

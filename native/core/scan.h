@@ -43,6 +43,10 @@ struct Prepared {
   float scale;
   float half_l1;
   float fixed;
+  // A candidate's refined test, the row's codes against the f32 query: |v.q - scale_v *
+  // dot(code_v, q)| <= scale_v * q_half_l1 (row rounding only), plus the f16 slack.
+  float q_half_l1;
+  float f16_slack;
 };
 void prepare(const float* q, Prepared* p);
 
