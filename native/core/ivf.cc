@@ -190,33 +190,16 @@ IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
 
 }  // namespace
 
-IndexFile::IndexFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(IndexHeader)) {
-    ::close(fd);
-    throw std::runtime_error(path + ": not an index file (too short)");
-  }
-  size_ = (size_t)st.st_size;
-  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (map_ == MAP_FAILED) {
-    map_ = nullptr;
-    throw std::runtime_error("mmap " + path + ": " + std::strerror(errno));
-  }
+IndexFile::IndexFile(const std::string& path) : map_(new Mapping(path, sizeof(IndexHeader), "index file")) {
   IndexHeader h;
-  std::memcpy(&h, map_, sizeof h);
+  std::memcpy(&h, map_->data(), sizeof h);
   bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 2 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
               h.labels < (1ull << 40) && h.rows <= h.labels;
   IndexHeader want = sane ? layout(h.labels, h.lists, h.rows) : IndexHeader{};
   if (sane) std::memcpy(&want, &h, offsetof(IndexHeader, off_centroids));
-  if (!sane || std::memcmp(&h, &want, sizeof h) != 0 || h.file_size != size_) {
-    ::munmap(map_, size_);
-    map_ = nullptr;
+  if (!sane || std::memcmp(&h, &want, sizeof h) != 0 || h.file_size != map_->size())
     throw std::runtime_error(path + ": not an index file or damaged (header mismatch)");
-  }
-  const uint8_t* b = static_cast<const uint8_t*>(map_);
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(map_->data());
   centroids_ = Centroids::load(b + h.off_centroids, h.lists);
   trained_rows_ = h.trained_rows, label_base_ = h.label_base, labels_ = h.labels;
   list_of_ = reinterpret_cast<const uint32_t*>(b + h.off_list_of);
@@ -225,18 +208,10 @@ IndexFile::IndexFile(const std::string& path) {
   recs_ = reinterpret_cast<const IndexRec*>(b + h.off_recs);
   bool ordered = offsets_[0] == 0 && offsets_[h.lists] == h.rows;
   for (size_t l = 0; l < h.lists && ordered; l++) ordered = offsets_[l] <= offsets_[l + 1];
-  if (!ordered) {
-    ::munmap(map_, size_);
-    map_ = nullptr;
-    throw std::runtime_error(path + ": damaged (list offsets)");
-  }
-  // Lists are read front to back, wherever they lie.
-  ::madvise(const_cast<int8_t*>(codes_), h.rows * kDims, MADV_NORMAL);
+  if (!ordered) throw std::runtime_error(path + ": damaged (list offsets)");
 }
 
-IndexFile::~IndexFile() {
-  if (map_) ::munmap(map_, size_);
-}
+IndexFile::~IndexFile() = default;
 
 void IndexFile::write(const std::string& path, const Centroids& centroids, uint64_t trained_rows, uint64_t label_base, const uint32_t* list_of,
                       uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row) {

@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "scan.h"
+#include "segment.h"
 
 namespace nm {
 
@@ -85,8 +87,7 @@ class IndexFile {
                     const uint32_t* list_of, uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row);
 
  private:
-  void* map_ = nullptr;
-  size_t size_ = 0;
+  std::unique_ptr<Mapping> map_;
   Centroids centroids_;
   uint64_t trained_rows_ = 0, label_base_ = 0, labels_ = 0;
   const uint32_t* list_of_ = nullptr;

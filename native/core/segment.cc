@@ -62,13 +62,13 @@ void write_all(int fd, const void* p, size_t n, const std::string& path) {
 
 }  // namespace
 
-Segment::Segment(const std::string& path) : path_(path) {
+Mapping::Mapping(const std::string& path, size_t min_size, const char* what) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("open " + path + ": " + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Header)) {
+  if (::fstat(fd, &st) != 0 || (size_t)st.st_size < min_size) {
     ::close(fd);
-    throw std::runtime_error(path + ": not a segment (too short)");
+    throw std::runtime_error(path + ": not a " + what + " (too short)");
   }
   size_ = (size_t)st.st_size;
   map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
@@ -77,18 +77,22 @@ Segment::Segment(const std::string& path) : path_(path) {
     map_ = nullptr;
     throw std::runtime_error("mmap " + path + ": " + std::strerror(errno));
   }
+}
+
+Mapping::~Mapping() {
+  if (map_) ::munmap(map_, size_);
+}
+
+Segment::Segment(const std::string& path) : path_(path), map_(new Mapping(path, sizeof(Header), "segment")) {
   Header h;
-  std::memcpy(&h, map_, sizeof(Header));
+  std::memcpy(&h, map_->data(), sizeof(Header));
   Header want = layout(h.rows);
-  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != 1 || h.dims != kDims || h.file_size != size_ ||
-      std::memcmp(&h, &want, sizeof(Header)) != 0) {
-    ::munmap(map_, size_);
-    map_ = nullptr;
+  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != 1 || h.dims != kDims || h.file_size != map_->size() ||
+      std::memcmp(&h, &want, sizeof(Header)) != 0)
     throw std::runtime_error(path + ": not a segment or damaged (header mismatch)");
-  }
   // Scans read the int8 column front to back; tell the kernel so it reads ahead.
-  ::madvise(static_cast<char*>(map_) + h.off_i8, h.rows * kDims, MADV_SEQUENTIAL);
-  const char* b = static_cast<const char*>(map_);
+  ::madvise(const_cast<char*>(map_->data()) + h.off_i8, h.rows * kDims, MADV_SEQUENTIAL);
+  const char* b = map_->data();
   cols_.n = h.rows;
   cols_.f16 = reinterpret_cast<const uint16_t*>(b + h.off_f16);
   cols_.i8 = reinterpret_cast<const int8_t*>(b + h.off_i8);
@@ -111,9 +115,7 @@ Segment::Segment(const std::string& path) : path_(path) {
   if (dense) cols_.counts = &counts_;
 }
 
-Segment::~Segment() {
-  if (map_) ::munmap(map_, size_);
-}
+Segment::~Segment() = default;
 
 void RowBuffer::append(const RowInput& r) {
   size_t at = f16_.size();

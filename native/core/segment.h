@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,22 @@ struct Cols {
   const SourceCounts* counts = nullptr;  // segments only
 };
 
+// A file memory-mapped read-only, unmapped when destroyed. Throws std::runtime_error naming the
+// path; one shorter than `min_size` is "not a <what> (too short)".
+class Mapping {
+ public:
+  Mapping(const std::string& path, size_t min_size, const char* what);
+  ~Mapping();
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const char* data() const { return static_cast<const char*>(map_); }
+  size_t size() const { return size_; }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+};
+
 // A sealed segment file, memory-mapped read-only.
 class Segment {
  public:
@@ -57,8 +74,7 @@ class Segment {
 
  private:
   std::string path_;
-  void* map_ = nullptr;
-  size_t size_ = 0;
+  std::unique_ptr<Mapping> map_;
   Cols cols_;
   SourceCounts counts_;
 };

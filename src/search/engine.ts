@@ -31,26 +31,80 @@ export interface EngineOptions {
   topkBatches: number;
 }
 
-interface PendingTopk {
-  query: Float32Array;
-  spec: { k: number; minScore: number; filter: NativeFilter; mode: 'scan' | 'index' | 'auto'; options?: TopkOptions };
-  resolve: (r: TopkResult) => void;
-  reject: (e: unknown) => void;
-}
+type TopkSpec = { k: number; minScore: number; filter: NativeFilter; mode: 'scan' | 'index' | 'auto'; options?: TopkOptions };
+type RangeSpec = { threshold: number; cap: number; filter: NativeFilter };
 
 /** A top-k answer: the hits, whether the index could fill them, how it was planned and what it read. */
 export type TopkResult = NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats };
 
-interface PendingRange {
-  query: Float32Array;
-  threshold: number;
-  cap: number;
-  filter: NativeFilter;
-  resolve: (r: NativeHits & { overflow: boolean }) => void;
-  reject: (e: unknown) => void;
-}
-
 const DIMS = 1024;
+
+/**
+ * Queries waiting at one turn of the event loop, handed to the addon in one call (at most
+ * `maxBatch` of them, `maxInFlight` calls at once); the next call takes whatever queued
+ * meanwhile. A call that throws before it starts (a malformed spec) fails its batch, never the
+ * process.
+ */
+class Batcher<S, R> {
+  #queue: { query: Float32Array; spec: S; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  #inFlight = 0;
+  #scheduled = false;
+
+  constructor(
+    readonly maxBatch: number,
+    readonly maxInFlight: number,
+    readonly call: (queries: Float32Array, specs: S[]) => Promise<R[]>,
+    readonly onBatch: (size: number) => void = () => {},
+  ) {}
+
+  push(query: Float32Array, spec: S & { filter: NativeFilter }): Promise<R> {
+    return new Promise((resolve, reject) => {
+      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
+      try {
+        checkFilter(spec.filter);
+      } catch (e) {
+        return reject(e);
+      }
+      this.#queue.push({ query, spec, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= this.maxInFlight) return;
+    this.#scheduled = true;
+    // Let queries arriving in this turn of the event loop join the call.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#run();
+    });
+  }
+
+  #run(): void {
+    if (this.#queue.length === 0 || this.#inFlight >= this.maxInFlight) return;
+    const batch = this.#queue.splice(0, this.maxBatch);
+    const queries = new Float32Array(batch.length * DIMS);
+    batch.forEach((b, i) => queries.set(b.query, i * DIMS));
+    this.#inFlight++;
+    this.onBatch(batch.length);
+    let call: Promise<R[]>;
+    try {
+      call = this.call(queries, batch.map((b) => b.spec));
+    } catch (e) {
+      call = Promise.reject(e);
+    }
+    call
+      .then(
+        (results) => batch.forEach((b, i) => b.resolve(results[i])),
+        (e) => batch.forEach((b) => b.reject(e)),
+      )
+      .finally(() => {
+        this.#inFlight--;
+        if (this.#queue.length > 0) this.#schedule();
+      });
+    if (this.#queue.length > 0) this.#schedule();
+  }
+}
 
 /** Checked before queueing, so one malformed query fails alone instead of failing the pass it would join. */
 function checkFilter(f: NativeFilter): void {
@@ -74,22 +128,25 @@ const MAX_TOPK_BATCH = 32;
 
 export class SearchEngine {
   #engine: NativeEngine;
-  #queue: PendingRange[] = [];
-  #inFlight = 0;
-  #scheduled = false;
-  #topkQueue: PendingTopk[] = [];
-  #topkInFlight = 0;
-  #topkScheduled = false;
+  readonly #ranges: Batcher<RangeSpec, NativeHits & { overflow: boolean }>;
+  readonly #topks: Batcher<TopkSpec, TopkResult>;
   /** Queries per pass, for the batching benchmark and logs. */
   readonly batches = { passes: 0, queries: 0 };
 
   constructor(dir: string, readonly options: EngineOptions) {
+    let engine: NativeEngine;
     try {
-      this.#engine = new native.Engine({ dir, lists: options.lists, indexMinRows: options.indexMinRows, threads: options.threads });
+      engine = new native.Engine({ dir, lists: options.lists, indexMinRows: options.indexMinRows, threads: options.threads });
     } catch (e) {
       if ((e as Error).message.startsWith('ELOCKED')) throw new EngineLockedError(dir);
       throw e;
     }
+    this.#engine = engine;
+    this.#ranges = new Batcher(MAX_BATCH, options.passes, (q, specs) => engine.range(q, specs), (n) => {
+      this.batches.passes++;
+      this.batches.queries += n;
+    });
+    this.#topks = new Batcher(MAX_TOPK_BATCH, options.topkBatches, (q, specs) => engine.topkMany(q, specs) as Promise<TopkResult[]>);
   }
 
   static get isa(): string {
@@ -102,16 +159,7 @@ export class SearchEngine {
 
   /** Every revision at or above `threshold` under `filter`; `overflow` once more than `cap` match. */
   range(query: Float32Array, threshold: number, filter: NativeFilter, cap: number): Promise<NativeHits & { overflow: boolean }> {
-    return new Promise((resolve, reject) => {
-      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
-      try {
-        checkFilter(filter);
-      } catch (e) {
-        return reject(e);
-      }
-      this.#queue.push({ query, threshold, cap, filter, resolve, reject });
-      this.#schedule();
-    });
+    return this.#ranges.push(query, { threshold, cap, filter });
   }
 
   /**
@@ -120,16 +168,7 @@ export class SearchEngine {
    * to the addon together, at most `topkBatches` batches at once (each uses every thread).
    */
   topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'index' | 'auto', options?: TopkOptions): Promise<TopkResult> {
-    return new Promise((resolve, reject) => {
-      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
-      try {
-        checkFilter(filter);
-      } catch (e) {
-        return reject(e);
-      }
-      this.#topkQueue.push({ query, spec: { k, minScore, filter, mode, options }, resolve, reject });
-      this.#scheduleTopk();
-    });
+    return this.#topks.push(query, { k, minScore, filter, mode, options });
   }
 
   /** Rows the filter allows, counted. */
@@ -164,77 +203,6 @@ export class SearchEngine {
 
   close(): void {
     this.#engine.close();
-  }
-
-  #scheduleTopk(): void {
-    if (this.#topkScheduled || this.#topkInFlight >= this.options.topkBatches) return;
-    this.#topkScheduled = true;
-    setImmediate(() => {
-      this.#topkScheduled = false;
-      this.#topkPass();
-    });
-  }
-
-  #topkPass(): void {
-    if (this.#topkQueue.length === 0 || this.#topkInFlight >= this.options.topkBatches) return;
-    const batch = this.#topkQueue.splice(0, MAX_TOPK_BATCH);
-    const queries = new Float32Array(batch.length * DIMS);
-    batch.forEach((b, i) => queries.set(b.query, i * DIMS));
-    this.#topkInFlight++;
-    let call: Promise<TopkResult[]>;
-    try {
-      call = this.#engine.topkMany(queries, batch.map((b) => b.spec)) as Promise<TopkResult[]>;
-    } catch (e) {
-      // A malformed spec throws before the batch starts: fail the batch, never the process.
-      call = Promise.reject(e);
-    }
-    call
-      .then(
-        (results) => batch.forEach((b, i) => b.resolve(results[i])),
-        (e) => batch.forEach((b) => b.reject(e)),
-      )
-      .finally(() => {
-        this.#topkInFlight--;
-        if (this.#topkQueue.length > 0) this.#scheduleTopk();
-      });
-    if (this.#topkQueue.length > 0) this.#scheduleTopk();
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= this.options.passes) return;
-    this.#scheduled = true;
-    // Let queries arriving in this turn of the event loop join the pass.
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#pass();
-    });
-  }
-
-  #pass(): void {
-    if (this.#queue.length === 0 || this.#inFlight >= this.options.passes) return;
-    const batch = this.#queue.splice(0, MAX_BATCH);
-    const queries = new Float32Array(batch.length * DIMS);
-    batch.forEach((b, i) => queries.set(b.query, i * DIMS));
-    this.#inFlight++;
-    this.batches.passes++;
-    this.batches.queries += batch.length;
-    let pass: Promise<(NativeHits & { overflow: boolean })[]>;
-    try {
-      pass = this.#engine.range(queries, batch.map((b) => ({ threshold: b.threshold, cap: b.cap, filter: b.filter })));
-    } catch (e) {
-      // A malformed spec throws before the pass starts: fail the batch, never the process.
-      pass = Promise.reject(e);
-    }
-    pass
-      .then(
-        (results) => batch.forEach((b, i) => b.resolve(results[i])),
-        (e) => batch.forEach((b) => b.reject(e)),
-      )
-      .finally(() => {
-        this.#inFlight--;
-        if (this.#queue.length > 0) this.#schedule();
-      });
-    if (this.#queue.length > 0) this.#schedule();
   }
 }
 
