@@ -98,7 +98,7 @@ uint64_t count_allowed(const std::vector<Cols>& views, const Filter& f, uint64_t
 
 // Rows the filter allows, estimated without a pass: a time window is a row range of each
 // sorted view (exact), and sources and first-only scale it by the view's per-source counts.
-// The delta, unsorted and small, is counted exactly.
+// The delta (unsorted, up to a segment's worth) is sampled.
 uint64_t estimate_allowed(const std::vector<Cols>& views, const Filter& f);
 
 }  // namespace nm
