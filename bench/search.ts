@@ -298,13 +298,10 @@ const inject = async (n: number) => {
 };
 await inject(300);
 const http = await inject(envInt('BENCH_HTTP_REQUESTS', 2000));
-const parts = {
-  parse: (() => {
-    const t = performance.now();
-    for (let i = 0; i < 2000; i++) JSON.parse(bodies[i % bodies.length]);
-    return (performance.now() - t) / 2000;
-  })(),
-};
+// Of which, the body's 1,024 numbers parsed.
+t0 = performance.now();
+for (let i = 0; i < 2000; i++) JSON.parse(bodies[i % bodies.length]);
+const parseMs = (performance.now() - t0) / 2000;
 await app.close();
 await service.close();
 
@@ -325,7 +322,7 @@ const R = {
   speedup: median(scanTopMs) / median(plannedTopMs),
   batch: batchN / concurrentMs / (batchN / serialMs),
   build: rows / (buildMs / 1000),
-  http: (http.loop - 0) * 1000,
+  http: http.loop * 1000,
 };
 
 // ---- the tables ----
@@ -361,7 +358,7 @@ const rowsOut: [string, string, string, string, string][] = [
   ['range, 16 in flight (per query)', ms(concurrentMs / batchN), `${((batchN / concurrentMs) * 1000).toFixed(0)} q/s, ${perPass.toFixed(1)} q/pass (batch_gain)`, R.batch.toFixed(2), '≥ 1.5'],
   ['index build: train + file every chunk', ms(fileMs), `${builtStats.indexLists} lists, ${(rows / (fileMs / 1000)).toFixed(0)} chunks/s`, '', ''],
   ['index build + save (build_chunks_per_s)', ms(buildMs), `${R.build.toFixed(0)} chunks/s`, '', '≥ 5000'],
-  ['/v1/match relevance, event loop (in process)', `${(http.loop * 1000).toFixed(0)} µs`, `wall ${(http.wall * 1000).toFixed(0)} µs, engine ${(http.engine * 1000).toFixed(0)} µs; JSON.parse of the body ${(parts.parse * 1000).toFixed(0)} µs`, '', ''],
+  ['/v1/match relevance, event loop (in process)', `${(http.loop * 1000).toFixed(0)} µs`, `wall ${(http.wall * 1000).toFixed(0)} µs, engine ${(http.engine * 1000).toFixed(0)} µs; JSON.parse of the body ${(parseMs * 1000).toFixed(0)} µs`, '', ''],
   ['f32 oracle (JS), per query', ms(oracleMs / queries.length), `${queries.length} queries`, '', ''],
 ];
 console.log(`\n${pad('measure', 44)} ${'value'.padStart(12)}  ${pad('note', 70)} ${'ratio'.padStart(7)}  goal`);

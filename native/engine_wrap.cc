@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -209,15 +208,25 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   // range(queries: Float32Array (q*1024), specs: [{threshold, cap, filter}]) → Promise<[{ords, labels, scores, overflow}]>
-  Napi::Value Range(const Napi::CallbackInfo& info) {
+  // A batch's arguments, checked: (queries: Float32Array of specs.length x 1024, specs: object[]).
+  // The queries are copied (the worker reads them after this call returns).
+  static std::shared_ptr<std::vector<float>> batch_args(const Napi::CallbackInfo& info, const char* call, Napi::Array* specs) {
     Napi::Env env = info.Env();
     size_t n;
     const float* q = typed<float>(info[0], napi_float32_array, &n, "queries");
-    if (!info[1].IsArray()) throw Napi::TypeError::New(env, "range(queries, specs) needs an array of specs");
-    auto specs = info[1].As<Napi::Array>();
+    if (!info[1].IsArray()) throw Napi::TypeError::New(env, std::string(call) + "(queries, specs) needs an array of specs");
+    *specs = info[1].As<Napi::Array>();
+    if (n != specs->Length() * kDims) throw Napi::RangeError::New(env, "queries must hold specs.length * 1024 floats");
+    for (uint32_t i = 0; i < specs->Length(); i++)
+      if (!specs->Get(i).IsObject()) throw Napi::TypeError::New(env, "each spec must be an object");
+    return std::make_shared<std::vector<float>>(q, q + n);
+  }
+
+  Napi::Value Range(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Array specs;
+    auto qs = batch_args(info, "range", &specs);
     size_t nq = specs.Length();
-    if (n != nq * kDims) throw Napi::RangeError::New(env, "queries must hold specs.length * 1024 floats");
-    auto qs = std::make_shared<std::vector<float>>(q, q + n);
     auto queries = std::make_shared<std::vector<nm::RangeQuery>>(nq);
     for (size_t i = 0; i < nq; i++) {
       auto s = specs.Get(i).As<Napi::Object>();
@@ -242,11 +251,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   // One top-k's arguments, checked: (query, k, minScore, filter, mode, options?).
-  static nm::Engine::TopkRequest topk_request(Napi::Env env, const Napi::Value& qv, const Napi::Value& kv, const Napi::Value& mv,
-                                              const Napi::Value& fv, const Napi::Value& modev, const Napi::Value& ov, std::vector<float>* copy) {
-    size_t n;
-    const float* q = typed<float>(qv, napi_float32_array, &n, "query");
-    if (n != kDims) throw Napi::RangeError::New(env, "query must hold 1024 floats");
+  static nm::Engine::TopkRequest topk_request(Napi::Env env, const float* q, const Napi::Value& kv, const Napi::Value& mv, const Napi::Value& fv,
+                                              const Napi::Value& modev, const Napi::Value& ov) {
     if (!kv.IsNumber() || !mv.IsNumber()) throw Napi::TypeError::New(env, "topk(query, k, minScore, ...) needs numbers");
     double kd = kv.As<Napi::Number>().DoubleValue();
     if (!(kd >= 0) || std::floor(kd) != kd || kd > 1e6) throw Napi::RangeError::New(env, "k must be an integer in [0, 1e6]");
@@ -269,7 +275,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     } else if (!ov.IsUndefined() && !ov.IsNull()) {
       throw Napi::TypeError::New(env, "topk options must be an object");
     }
-    copy->assign(q, q + kDims);
+    r.q = q;
     return r;
   }
 
@@ -295,38 +301,31 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   // Promise<{ords, labels, scores, complete, plan, probe: {lists, rows, allowed, pending, rescored}}>
   Napi::Value TopK(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto query = std::make_shared<std::vector<float>>();
+    size_t n;
+    const float* q = typed<float>(info[0], napi_float32_array, &n, "query");
+    if (n != kDims) throw Napi::RangeError::New(env, "query must hold 1024 floats");
+    auto query = std::make_shared<std::vector<float>>(q, q + kDims);
     auto reqs = std::make_shared<std::vector<nm::Engine::TopkRequest>>();
-    reqs->push_back(topk_request(env, info[0], info[1], info[2], info[3], info[4], info[5], query.get()));
-    (*reqs)[0].q = query->data();
-    return run_topk(env, {query}, reqs, false);
+    reqs->push_back(topk_request(env, query->data(), info[1], info[2], info[3], info[4], info[5]));
+    return run_topk(env, query, reqs, false);
   }
 
   // topkMany(queries: Float32Array (n*1024), specs: [{k, minScore, filter, mode, options}]) →
   // Promise<[{...as topk}]>: n top-k queries answered together, over the engine's threads.
   Napi::Value TopKMany(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    size_t n;
-    const float* q = typed<float>(info[0], napi_float32_array, &n, "queries");
-    if (!info[1].IsArray()) throw Napi::TypeError::New(env, "topkMany(queries, specs) needs an array of specs");
-    auto specs = info[1].As<Napi::Array>();
-    size_t nq = specs.Length();
-    if (n != nq * kDims) throw Napi::RangeError::New(env, "queries must hold specs.length * 1024 floats");
-    std::vector<std::shared_ptr<std::vector<float>>> copies;
+    Napi::Array specs;
+    auto qs = batch_args(info, "topkMany", &specs);
     auto reqs = std::make_shared<std::vector<nm::Engine::TopkRequest>>();
-    for (size_t i = 0; i < nq; i++) {
-      if (!specs.Get(i).IsObject()) throw Napi::TypeError::New(env, "each spec must be an object");
+    for (size_t i = 0; i < specs.Length(); i++) {
       auto s = specs.Get(i).As<Napi::Object>();
-      auto one = Napi::Float32Array::New(env, kDims);
-      std::memcpy(one.Data(), q + i * kDims, kDims * 4);
-      copies.push_back(std::make_shared<std::vector<float>>());
-      reqs->push_back(topk_request(env, one, s.Get("k"), s.Get("minScore"), s.Get("filter"), s.Get("mode"), s.Get("options"), copies.back().get()));
-      reqs->back().q = copies.back()->data();
+      reqs->push_back(topk_request(env, qs->data() + i * kDims, s.Get("k"), s.Get("minScore"), s.Get("filter"), s.Get("mode"), s.Get("options")));
     }
-    return run_topk(env, copies, reqs, true);
+    return run_topk(env, qs, reqs, true);
   }
 
-  Napi::Value run_topk(Napi::Env env, std::vector<std::shared_ptr<std::vector<float>>> queries, std::shared_ptr<std::vector<nm::Engine::TopkRequest>> reqs,
+  // Runs the requests in a worker; `queries` holds the floats they point into until then.
+  Napi::Value run_topk(Napi::Env env, std::shared_ptr<std::vector<float>> queries, std::shared_ptr<std::vector<nm::Engine::TopkRequest>> reqs,
                        bool many) {
     auto e = engine_;
     auto answers = std::make_shared<std::vector<nm::Engine::TopkAnswer>>();

@@ -96,12 +96,12 @@ export interface NativeEngine {
     filter: NativeFilter | null,
     mode: 'scan' | 'index' | 'auto',
     options?: TopkOptions,
-  ): Promise<NativeHits & { complete: boolean; plan: TopkPlan | 'scan' | 'index' | 'far'; probe: ProbeStats }>;
+  ): Promise<NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats }>;
   /** Several top-k queries (queries: n × 1024 floats) answered together over the engine's threads. */
   topkMany(
     queries: Float32Array,
     specs: { k: number; minScore: number; filter?: NativeFilter | null; mode: 'scan' | 'index' | 'auto'; options?: TopkOptions }[],
-  ): Promise<(NativeHits & { complete: boolean; plan: TopkPlan | 'scan' | 'index' | 'far'; probe: ProbeStats })[]>;
+  ): Promise<(NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats })[]>;
   /** Rows the filter allows, counted. */
   count(filter: NativeFilter | null): number;
   /** Rows the filter allows, estimated from the time index and per-source counts (no pass). */

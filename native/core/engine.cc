@@ -255,22 +255,19 @@ void Engine::append(const std::vector<RowInput>& rows) {
   }
 }
 
-void Engine::build_refs() {
-  size_t n = centroids_.size();
-  seg_refs_.assign(n, {});
-  delta_refs_.assign(n, {});
-  for (size_t v = 0; v < segments_.size(); v++) {
-    const Cols& c = segments_[v]->cols();
-    for (size_t r = 0; r < c.n; r++) {
-      uint32_t l = list_of(c.label[r]);
-      if (l < n && c.label[r] >= saved_to_) seg_refs_[l].push_back(ref((uint32_t)v, (uint32_t)r, c.first[r]));
-    }
-  }
-  Cols c = delta_.cols();
+void Engine::place_rows(uint32_t view, const Cols& c, std::vector<std::vector<Ref>>* refs) {
   for (size_t r = 0; r < c.n; r++) {
-    uint32_t l = list_of(c.label[r]);
-    if (l < n && c.label[r] >= saved_to_) delta_refs_[l].push_back(ref(kDelta, (uint32_t)r, c.first[r]));
+    LabelInfo& i = info(c.label[r]);
+    i.view = view, i.row = (uint32_t)r;
+    if (i.list < centroids_.size() && c.label[r] >= saved_to_) (*refs)[i.list].push_back(ref(view, (uint32_t)r, c.first[r]));
   }
+}
+
+void Engine::build_refs() {
+  seg_refs_.assign(centroids_.size(), {});
+  delta_refs_.assign(centroids_.size(), {});
+  for (size_t v = 0; v < segments_.size(); v++) place_rows((uint32_t)v, segments_[v]->cols(), &seg_refs_);
+  place_rows(kDelta, delta_.cols(), &delta_refs_);
 }
 
 size_t Engine::retrain() {
@@ -455,22 +452,11 @@ void Engine::seal() {
   for (size_t r = 0; r < n; r++) top = std::max(top, c.label[r] + 1);
   for (size_t r = n; r < c.n; r++) rest.append_from(c, r);
   delta_ = std::move(rest);
-  uint32_t v = (uint32_t)segments_.size();
   segments_.push_back(std::move(seg));
   // The moved rows' places, and their refs (filing waits on the maintenance mutex).
-  const Cols& s = segments_.back()->cols();
-  for (size_t r = 0; r < s.n; r++) {
-    LabelInfo& i = info(s.label[r]);
-    i.view = v, i.row = (uint32_t)r;
-    if (i.list < centroids_.size() && s.label[r] >= saved_to_) seg_refs_[i.list].push_back(ref(v, (uint32_t)r, s.first[r]));
-  }
+  place_rows((uint32_t)segments_.size() - 1, segments_.back()->cols(), &seg_refs_);
   for (auto& l : delta_refs_) l.clear();
-  Cols d = delta_.cols();
-  for (size_t r = 0; r < d.n; r++) {
-    LabelInfo& i = info(d.label[r]);
-    i.view = kDelta, i.row = (uint32_t)r;
-    if (i.list < centroids_.size() && d.label[r] >= saved_to_) delta_refs_[i.list].push_back(ref(kDelta, (uint32_t)r, d.first[r]));
-  }
+  place_rows(kDelta, delta_.cols(), &delta_refs_);
   seq_++;
   sealed_label_ = std::max(sealed_label_, top);
   write_manifest_locked();
@@ -501,13 +487,8 @@ void Engine::compact() {
     for (size_t i = 0; i < merged; i++) old.push_back(segments_[i]->path());
     segments_.clear();
     segments_.push_back(std::move(seg));
-    const Cols& c = segments_[0]->cols();
     for (auto& l : seg_refs_) l.clear();
-    for (size_t r = 0; r < c.n; r++) {
-      LabelInfo& i = info(c.label[r]);
-      i.view = 0, i.row = (uint32_t)r;
-      if (i.list < centroids_.size() && c.label[r] >= saved_to_) seg_refs_[i.list].push_back(ref(0, (uint32_t)r, c.first[r]));
-    }
+    place_rows(0, segments_[0]->cols(), &seg_refs_);
     seq_++;
     write_manifest_locked();
   }

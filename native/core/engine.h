@@ -149,6 +149,9 @@ class Engine {
     return i ? i->list : kNoRow;
   }
   uint64_t rows_locked() const;
+  // Records where the rows of view `c` are now, and adds the refs of those filed but not in the
+  // index file to `refs` (by list).
+  void place_rows(uint32_t view, const Cols& c, std::vector<std::vector<Ref>>* refs);
   // Refs of the rows filed but not in the index file, by list.
   void build_refs();
   size_t retrain();

@@ -16,15 +16,14 @@ void prepare(const float* q, Prepared* p) {
   p->scale = quantize_i8(q, p->code, kDims);
   int32_t sum = 0;
   int64_t l1 = 0;
-  double err = 0;
+  double err = 0, ql1 = 0;
   for (size_t i = 0; i < kDims; i++) {
     sum += p->code[i];
     l1 += std::abs((int32_t)p->code[i]);
     double e = (double)q[i] - (double)p->scale * p->code[i];
     err += e * e;
+    ql1 += std::fabs((double)q[i]);
   }
-  double ql1 = 0;
-  for (size_t i = 0; i < kDims; i++) ql1 += std::fabs((double)q[i]);
   p->sum = sum;
   p->half_l1 = (float)(0.5 * p->scale * (double)l1);
   p->f16_slack = (float)(4.9e-4 + 1e-5);

@@ -146,7 +146,7 @@ export class SearchEngine {
       this.batches.passes++;
       this.batches.queries += n;
     });
-    this.#topks = new Batcher(MAX_TOPK_BATCH, options.topkBatches, (q, specs) => engine.topkMany(q, specs) as Promise<TopkResult[]>);
+    this.#topks = new Batcher(MAX_TOPK_BATCH, options.topkBatches, (q, specs) => engine.topkMany(q, specs));
   }
 
   static get isa(): string {

@@ -112,16 +112,15 @@ export class Maintenance {
   }
 
   async #round(all: boolean, onProgress?: (done: number, total: number) => void): Promise<void> {
-    const before = this.engine.stats();
-    const total = before.indexPending;
+    const total = this.engine.stats().indexPending;
     let done = 0;
-    const t0 = performance.now();
     while (!this.#closed || all) {
-      const lists = this.engine.stats().indexLists;
+      const trained = this.engine.stats().trainedRows;
+      const t0 = performance.now();
       const added = await this.engine.indexPending(INDEX_BATCH);
       if (added === 0) break;
       const now = this.engine.stats();
-      if (now.indexLists !== lists || now.trainedRows !== before.trainedRows) {
+      if (now.trainedRows !== trained) {
         this.log.info(`relevance index trained: ${now.indexLists} lists over ${now.trainedRows} chunks, every chunk filed (${Math.round(performance.now() - t0)} ms)`);
       }
       done += added;
