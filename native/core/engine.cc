@@ -744,9 +744,10 @@ std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score,
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     check_open();
-    if (centroids_.size() == 0 || estimate_allowed(views_locked(), f) <= o.scan_max_rows) {
+    std::vector<Cols> views = views_locked();
+    if (centroids_.size() == 0 || estimate_allowed(views, f) <= o.scan_max_rows) {
       *plan = Plan::Scan;
-      return topk_scan(views_locked(), q, k, min_score, f, *pool_);
+      return topk_scan(views, q, k, min_score, f, *pool_);
     }
   }
   bool complete = false, far = false;
