@@ -123,7 +123,10 @@ if (process.argv[2] === 'serve') {
   };
   type Result = Awaited<ReturnType<typeof autocannon>>;
   const rows: { name: string; r: Result; loopP99: number; loopMax: number; cpuMs: number; loopMs: number }[] = [];
-  const run = async (name: string, go: () => Promise<Result>) => {
+  // BENCH_RUNS=relevance,time (names: sources, relevance, edits, far, time, mixed) runs a subset, e.g. to profile one.
+  const only = process.env.BENCH_RUNS ? new Set(process.env.BENCH_RUNS.split(',')) : null;
+  const run = async (name: string, go: () => Promise<Result>, key: string) => {
+    if (only && !only.has(key)) return undefined;
     await ask('reset');
     const r = await go();
     const rep = await ask<{ loopP99: number; loopMax: number; cpuMs: number; loopMs: number }>('report');
@@ -137,12 +140,12 @@ if (process.argv[2] === 'serve') {
   await cannon('/v1/match', ready.relevance, 4, 3);
   await cannon('/v1/match', ready.time, 4, 3);
 
-  await run('GET /v1/sources alone (baseline)', () => cannon('/v1/sources', null, 4, Math.min(seconds, 8)));
-  const relevance = await run(`relevance, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.relevance, connections, seconds));
+  await run('GET /v1/sources alone (baseline)', () => cannon('/v1/sources', null, 4, Math.min(seconds, 8)), 'sources');
+  const relevance = await run(`relevance, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.relevance, connections, seconds), 'relevance');
   // Unfiltered: no first-revision filter.
-  await run(`relevance, include_edits=true (${connections} conns)`, () => cannon('/v1/match', ready.relevanceAll, connections, seconds));
-  await run(`relevance, far queries: exact scans (${connections} conns)`, () => cannon('/v1/match', ready.far, connections, seconds));
-  const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds));
+  await run(`relevance, include_edits=true (${connections} conns)`, () => cannon('/v1/match', ready.relevanceAll, connections, seconds), 'edits');
+  await run(`relevance, far queries: exact scans (${connections} conns)`, () => cannon('/v1/match', ready.far, connections, seconds), 'far');
+  const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds), 'time');
   // Both at once: the event loop must keep answering /v1/sources while scans run.
   let rangeUnderSources: Result | undefined;
   const sources = await run(`GET /v1/sources under order=time load`, async () => {
@@ -151,11 +154,11 @@ if (process.argv[2] === 'serve') {
     const s = await cannon('/v1/sources', null, 2, seconds - 1);
     rangeUnderSources = await load;
     return s;
-  });
+  }, 'mixed');
   const final = await ask<{ plans: unknown; batches: { passes: number; queries: number } }>('report');
   await ask('close').catch(() => undefined);
 
-  const base0 = rows[0].r.requests.average;
+  const base0 = rows[0]?.r.requests.average ?? 1;
   console.log(`\nload on ${chunks} chunks (${seconds} s a run, server and autocannon sharing the machine's cores)`);
   // Per request: the server's CPU on every thread, and the event loop's share of it.
   console.log(
@@ -172,8 +175,8 @@ if (process.argv[2] === 'serve') {
   const b = final.batches;
   console.log(`server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`);
   console.log(
-    `load: relevance_rps=${relevance.requests.average.toFixed(0)} relevance_p99_ms=${relevance.latency.p99} ` +
-      `time_rps=${time.requests.average.toFixed(0)} time_p99_ms=${time.latency.p99} sources_p99_under_range_ms=${sources.latency.p99} ` +
+    `load: relevance_rps=${relevance?.requests.average.toFixed(0)} relevance_p99_ms=${relevance?.latency.p99} ` +
+      `time_rps=${time?.requests.average.toFixed(0)} time_p99_ms=${time?.latency.p99} sources_p99_under_range_ms=${sources?.latency.p99} ` +
       `queries_per_pass=${(b.queries / Math.max(1, b.passes)).toFixed(1)}`,
   );
 }
