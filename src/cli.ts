@@ -65,6 +65,9 @@ ${Object.values(settings).map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.pa
 
 
 async function main(argv: string[]): Promise<number> {
+  // Everything the service writes (LMDB, segments, the keyword index, the billing journal)
+  // holds keys' hashes, ledgers and articles: readable by its owner only.
+  process.umask(0o077);
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {
     scheme: { type: 'string' },
     name: { type: 'string' },
@@ -205,7 +208,7 @@ async function importJobsCommand(config: Config, file: string): Promise<number> 
     );
     return s.rejected > 0 ? 1 : 0;
   } finally {
-    keyword?.close();
+    await keyword?.close();
     await store.close();
   }
 }
@@ -249,7 +252,7 @@ async function reindexCommand(config: Config): Promise<number> {
     process.stdout.write(`keyword index rebuilt: ${done} revisions, ${postings} job posting versions\n`);
     return 0;
   } finally {
-    keyword.close();
+    await keyword.close();
     await store.close();
   }
 }

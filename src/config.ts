@@ -54,6 +54,13 @@ const urlTemplate =
     if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL template, got ${JSON.stringify(raw)}`);
     return raw;
   };
+/** `host:port` (`[::1]:9464` for IPv6), or unset. */
+const optionalHostPort: Parser<{ host: string; port: number } | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(raw);
+  if (!m || Number(m[3]) > 65535) throw new ConfigError(`${name}: host:port (e.g. 127.0.0.1:9464 or [::1]:9464), got ${JSON.stringify(raw)}`);
+  return { host: m[1] ?? m[2], port: Number(m[3]) };
+};
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
   if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
@@ -86,6 +93,8 @@ const inflightSettings = Object.fromEntries(
 export const settings = {
   host: { env: 'HOST', default: '127.0.0.1', parse: str, doc: 'Address the HTTP server binds to.' },
   port: { env: 'PORT', default: 8080, parse: int(0, 65535), doc: 'HTTP port.' },
+  metricsListen: { env: 'METRICS_LISTEN', default: undefined, parse: optionalHostPort, doc: '`host:port` of a second listener that serves only `/metrics`, `/healthz` and `/readyz`, with no key: bind it where only the scraper reaches. Unset: none.' },
+  metricsPublic: { env: 'METRICS_PUBLIC', default: 'off', parse: oneOf('on', 'off'), doc: '`on`: `GET /metrics` on the main port needs no key. `off`: it needs an operator Bearer key (Operations).' },
   dataDir: { env: 'DATA_DIR', default: './data', parse: str, doc: 'Directory holding the LMDB store, the vector index and the cursor secret.' },
   gatewayHost: { env: 'GATEWAY_HOST', default: undefined, parse: optionalStr, doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).' },
   logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), doc: 'Log level (pino levels, or `silent`).' },
@@ -114,9 +123,17 @@ export const settings = {
   ingestMaxBytes: { env: 'INGEST_MAX_BYTES', default: 5 * 1_048_576, parse: int(1024, 1024 * 1_048_576), doc: 'Largest feed or page body read, in bytes; a larger one fails that fetch.' },
   ingestMaxRedirects: { env: 'INGEST_MAX_REDIRECTS', default: 5, parse: int(0, 20), doc: 'Redirects followed per request.' },
   ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
+  ingestParseThreads: { env: 'INGEST_PARSE_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads the poller parses feeds and extracts article text on (started on first use), so a page (Readability, 70–140 ms) never stalls requests; 0 parses on the event loop.' },
+  ingestAllowPrivate: {
+    env: 'INGEST_ALLOW_PRIVATE',
+    default: 'off',
+    parse: oneOf('on', 'off'),
+    doc: '`off`: every feed, page and redirect the poller fetches must be on a public address. `on`: the hosts of the outlets\' own feed URLs may be loopback or private (a feed on this machine or the intranet); item links and redirects to any other host still may not.',
+  },
   liveTimeoutMs: { env: 'LIVE_TIMEOUT_MS', default: 20_000, parse: int(100, 120_000), doc: 'Deadline of one live scrape (every page it reads); past it 504 `timeout`.' },
   liveMaxBytes: { env: 'LIVE_MAX_BYTES', default: 8 * 1_048_576, parse: int(1024, 256 * 1_048_576), doc: 'Largest page a live scrape reads, in bytes; a larger one is 502 `scrape_failed`.' },
   liveParseThreads: { env: 'LIVE_PARSE_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads live scrapes parse pages on (started on first use), so a large page (a product page parses in ~400 ms) never stalls other requests; 0 parses on the event loop.' },
+  keywordReadThreads: { env: 'KEYWORD_READ_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads keyword searches (`/v1/news`, `/v1/jobs`) run their SQLite reads on, each with a read-only connection (started on first use), so a BM25 ranking of many matches never stalls other requests; 0 reads on the event loop.' },
   liveProxyUrl: { env: 'LIVE_PROXY_URL', default: undefined, parse: optionalUrl, doc: 'HTTP(S) proxy every live scrape goes through (`http://user:pass@host:port`); unset: direct.' },
   liveUserAgent: {
     env: 'LIVE_USER_AGENT',
@@ -173,9 +190,16 @@ export const settings = {
     env: 'LIVE_ALLOW_PRIVATE',
     default: 'off',
     parse: oneOf('on', 'off'),
-    doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may not reach loopback, private or link-local addresses (502 `scrape_failed`). `on` for a test site on this machine.',
+    doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may reach public addresses only, not loopback, private, link-local or reserved ones, directly or through `LIVE_PROXY_URL` (502 `scrape_failed`). `on` for a test site on this machine.',
   },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
+  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', default: 8000, parse: int(100, 600_000), doc: 'On SIGTERM/SIGINT the server stops accepting, drains in-flight requests and closes the store; past this many ms it exits anyway (everything acknowledged is already durable; derived indexes resume on the next start).' },
+  httpHeadersTimeoutMs: { env: 'HTTP_HEADERS_TIMEOUT_MS', default: 10_000, parse: int(100, 600_000), doc: "A client's request headers must arrive within this many ms; then 408 and the connection is closed." },
+  httpRequestTimeoutMs: { env: 'HTTP_REQUEST_TIMEOUT_MS', default: 30_000, parse: int(100, 600_000), doc: 'A whole request (headers and body) must arrive within this many ms; then 408 and the connection is closed (a slow client cannot hold a socket).' },
+  httpIdleTimeoutMs: { env: 'HTTP_IDLE_TIMEOUT_MS', default: 120_000, parse: int(1000, 3_600_000), doc: 'A connection with no bytes either way for this many ms is closed (above every request deadline).' },
+  httpKeepAliveTimeoutMs: { env: 'HTTP_KEEPALIVE_TIMEOUT_MS', default: 10_000, parse: int(100, 600_000), doc: 'An idle keep-alive connection is closed after this many ms.' },
+  httpMaxConnections: { env: 'HTTP_MAX_CONNECTIONS', default: 900, parse: int(1, 1_000_000), doc: 'Open connections at most; one more is answered 503 `too_many_connections` and closed (keep it under the process file-descriptor limit).' },
+  httpMaxConnectionsPerIp: { env: 'HTTP_MAX_CONNECTIONS_PER_IP', default: 256, parse: int(1, 1_000_000), doc: "Open connections at most from one client address (behind a gateway, the gateway's): one more is answered 503 `too_many_connections` and closed." },
   productsDisabled: { env: 'PRODUCTS_DISABLED', default: [] as Product[], parse: productList, doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.' },
   ...inflightSettings,
 } satisfies Record<string, Setting<unknown>>;

@@ -15,6 +15,9 @@ export const catalogue = {
   // a query parameter of the platform's GET endpoints (data-platform spec 7: 400 for every one)
   bad_parameter: { code: 'bad_request', status: 400, message: 'A parameter failed validation.' },
   payload_too_large: { code: 'payload_too_large', status: 413, message: 'The request body is too large.' },
+  headers_too_large: { code: 'headers_too_large', status: 431, message: 'The request headers are too large.' },
+  request_timeout: { code: 'request_timeout', status: 408, message: 'The request did not arrive in time (HTTP_REQUEST_TIMEOUT_MS); the connection is closed.' },
+  method_not_allowed: { code: 'method_not_allowed', status: 405, message: 'The endpoint does not take this method; see the Allow header.' },
   unsupported_media_type: { code: 'unsupported_media_type', status: 415, message: 'Send the body as application/json.' },
   not_found: { code: 'not_found', status: 404, message: 'No such endpoint.' },
   // auth, plans and metering (data-platform spec 7)
@@ -25,6 +28,8 @@ export const catalogue = {
   rate_limited: { code: 'rate_limited', status: 429, message: 'The gateway key is past its rate limit.' },
   product_unavailable: { code: 'product_unavailable', status: 503, message: 'The product is not available on this service, or credits could not be reached.' },
   overloaded: { code: 'overloaded', status: 503, message: 'The endpoint is at its concurrency limit on this machine. Retry after Retry-After seconds.' },
+  shutting_down: { code: 'shutting_down', status: 503, message: 'The server is shutting down: retry on another instance, or after Retry-After seconds.' },
+  too_many_connections: { code: 'too_many_connections', status: 503, message: 'The server (or this client address) is at its connection limit; the connection is closed. Retry after Retry-After seconds.' },
   // match
   too_many_matches: { code: 'too_many_matches', status: 422, message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.' },
   order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
@@ -42,6 +47,7 @@ export const catalogue = {
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },
   // server
   internal: { code: 'internal', status: 500, message: 'Internal error. Report it with the X-Request-ID.' },
+  not_ready: { code: 'not_ready', status: 503, message: 'The service is not ready: an index is behind LMDB, or a configured part is not loaded.' },
 } as const satisfies Record<string, { code: string; status: number; message: string }>;
 
 export type ErrorName = keyof typeof catalogue;

@@ -7,6 +7,12 @@ export async function serve(config: Config): Promise<void> {
   const service = await openService(config);
   const app = await buildApp(service);
   await app.listen({ host: config.host, port: config.port });
+  // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
+  const opsAt = await app.ops.listen().catch(async (e: unknown) => {
+    await app.close();
+    throw e;
+  });
+  if (opsAt) service.log.info(`metrics and probes also on ${opsAt}`);
   // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
   service.news.startBackground();
   const poller = config.ingest === 'on' ? service.createPoller() : null;
@@ -18,7 +24,14 @@ export async function serve(config: Config): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    service.log.info(`${signal}: finishing in-flight requests, saving the vector index`);
+    service.log.info(`${signal}: finishing in-flight requests and closing the store (at most ${config.shutdownTimeoutMs} ms)`);
+    // The bound: whatever is still running then (a slow scrape, a large seal) is cut as kill -9
+    // would cut it, which loses nothing acknowledged (LMDB and the billing journal commit
+    // before they answer; segments and the index file are written aside and renamed).
+    setTimeout(() => {
+      service.log.warn(`${signal}: not closed within SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms): exiting; derived indexes resume on the next start`);
+      process.exit(0);
+    }, config.shutdownTimeoutMs);
     try {
       await poller?.stop();
       await app.close();

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './log.js';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
 import { LiveFetcher } from './live/fetch.js';
@@ -18,6 +19,10 @@ import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
+
+/** Revisions and chunks a catch-up slice reads in (~10 ms each on the event loop). */
+const CATCH_UP_REVISIONS = 2000;
+const CATCH_UP_CHUNKS = 2048;
 
 export interface Service extends MatchDeps {
   config: Config;
@@ -48,6 +53,8 @@ export interface Service extends MatchDeps {
   outlets: Outlets;
   /** A poller over the outlets (serve's background loop with INGEST=on, `newsmatch ingest`); stop() it when done. */
   createPoller(): Poller;
+  /** Told of every outlet poll by this service's pollers (metrics listen: src/ops). */
+  readonly pollListeners: Set<(outlet: string, ok: boolean) => void>;
   /** Imports a JSONL file, then indexes, seals and saves everything it added. */
   importFile(file: string, hooks?: ImportHooks & { onIndexProgress?: (done: number, total: number) => void }): Promise<ImportSummary>;
   close(): Promise<void>;
@@ -58,8 +65,8 @@ export interface Service extends MatchDeps {
  * tests move it instead of waiting.
  */
 export async function openService(config: Config, opts: { log?: Logger; clock?: () => number } = {}): Promise<Service> {
-  // Keys never reach a log line, whatever a serializer is later told to include.
-  const log = opts.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-gateway-key"]'] });
+  // Keys never reach a log line (src/log.ts).
+  const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
@@ -90,7 +97,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     throw e;
   }
   const chunking = chunkSettings(config);
-  const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId());
+  // Searches on reader threads, indexing on a writer thread: the event loop does neither.
+  const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
   const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
@@ -100,9 +108,29 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const disabled = new Set(config.productsDisabled);
   const metering = new Metering(billing, new RateLimiter(clock), { disabled, maxInflight: (p) => config[`maxInflight_${p}`] });
 
+  const pollListeners = new Set<(outlet: string, ok: boolean) => void>();
   const sync = () => {
     catalog.catchUp(store);
     maintenance.sync();
+  };
+  // The same, a slice at a time with the event loop free between slices (a large import beside
+  // the server takes seconds to read in). One run at a time, shared by every waiting request;
+  // a request that finds the store ahead of that run's last look starts another.
+  let catching: Promise<void> | null = null;
+  const lagging = () => catalog.size < store.nextOrd() || catalog.labels < store.nextLabel() || engine.stats().nextLabel < store.nextLabel();
+  const catchUpSlices = async () => {
+    try {
+      for (;;) {
+        const revisions = catalog.catchUp(store, CATCH_UP_REVISIONS);
+        if (revisions === 0 && maintenance.sync(CATCH_UP_CHUNKS) === 0) break;
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      catching = null;
+    }
+  };
+  const catchUp = async () => {
+    while (lagging()) await (catching ??= catchUpSlices());
   };
 
   return {
@@ -132,12 +160,14 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     vocabulary: skillVocabulary(),
     createPoller: () =>
       createPoller(config, store, outlets, embedder, log, () => {
-        sync();
-        news.refresh();
-      }),
+        void catchUp().catch((e) => log.error({ err: e }, 'catching up with the poller\'s writes failed'));
+        news.catchUpSoon();
+      }, (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok))),
+    pollListeners,
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
     sync,
+    catchUp,
     async importFile(file, hooks = {}) {
       const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
       sync();
@@ -149,7 +179,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       await live.close();
       await parsers.close();
       news.close();
-      keyword.close();
+      await keyword.close();
       await embedder?.close();
       await maintenance.close();
       catalog.catchUp(store);
@@ -188,7 +218,7 @@ export function importEmbedHook(config: Config, store: Store, embedder: Embedder
  * A poller over LMDB's outlets: the service's (whose `onWritten` catches the search index up),
  * or the CLI's when a running server owns the index.
  */
-export function createPoller(config: Config, store: Store, outlets: Outlets, embedder: Embedder | null, log: Logger, onWritten?: () => void): Poller {
+export function createPoller(config: Config, store: Store, outlets: Outlets, embedder: Embedder | null, log: Logger, onWritten?: () => void, onPolled?: (outlet: string, ok: boolean) => void): Poller {
   return new Poller({
     store,
     outlets,
@@ -198,11 +228,15 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
       maxRedirects: config.ingestMaxRedirects,
       userAgent: config.ingestUserAgent,
       concurrency: config.ingestConcurrency,
+      // INGEST_ALLOW_PRIVATE: the hosts of the outlets' own feed URLs may be private; nothing else.
+      privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
     }),
     log,
     revisitHours: config.ingestRevisitHours,
     embed: embedder ? (docs) => embedder.embedDocs(docs, chunkSettings(config)) : undefined,
     onWritten,
+    parseThreads: config.ingestParseThreads,
+    onPolled,
   });
 }
 

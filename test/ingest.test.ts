@@ -26,6 +26,8 @@ const HOUR = 3600;
 const NOW = Math.floor(Date.now() / 1000);
 const iso = (sec: number) => new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The test site is on loopback: the operator's explicit setting lets its feeds' host be polled. */
+const LOOPBACK_FEEDS = { INGEST_ALLOW_PRIVATE: 'on' };
 
 const root = mkdtempSync(join(tmpdir(), 'newsmatch-ingest-'));
 // A real page (test/fixtures/pages, see PROVENANCE.md there).
@@ -120,7 +122,7 @@ describe('new articles from each feed format', () => {
     site.set('/fmt/rss.xml', { body: rss2('Fmt Rss Desk', rssItems), type: RSS });
     site.set('/fmt/rdf.rdf', { body: rdf('Fmt Rdf Desk', rdfItems), type: RDF });
     site.set('/fmt/atom.xml', { body: atom('Fmt Atom Desk', atomItems), type: ATOM });
-    h = await startHarness({ corpus: null });
+    h = await startHarness({ corpus: null, env: LOOPBACK_FEEDS });
     for (const f of formats) h.service.outlets.add({ name: f.name, homepage: `${site.base}/fmt/`, feeds: [url(f.path)], interval: '5m' });
     poller = h.service.createPoller();
   });
@@ -186,7 +188,7 @@ describe('edits: a changed headline in the feed is a new revision', () => {
   beforeAll(async () => {
     items.forEach((it, i) => (it.link = url(`/edit/story-${i}`)));
     publish();
-    h = await startHarness({ corpus: null });
+    h = await startHarness({ corpus: null, env: LOOPBACK_FEEDS });
     h.service.outlets.add({ name: 'Edit Desk', homepage: `${site.base}/edit/`, feeds: [url('/edit/feed.xml')], interval: '5m' });
     poller = h.service.createPoller();
   });
@@ -268,7 +270,7 @@ describe('fetchArticles: pages are fetched, extracted, and revisited conditional
     setPage(1, pageText(1));
     // A real page (captured from apnews.com): no articleBody, so Readability extracts it.
     site.set(pagePath(2), { body: AP_PAGE, type: HTML });
-    h = await startHarness({ corpus: null });
+    h = await startHarness({ corpus: null, env: LOOPBACK_FEEDS });
     h.service.outlets.add({ name: 'Page Desk', homepage: `${site.base}/page/`, feeds: [url('/page/feed.xml')], fetchArticles: true, interval: '5m' });
     poller = h.service.createPoller();
   });
@@ -348,7 +350,7 @@ describe('text mode: polled articles and edits are searchable by text', () => {
     items.forEach((it, i) => (it.link = url(`/model/story-${i}`)));
     publish();
     const modelDir = writeTinyModel(join(root, 'model'), { seed: 11 });
-    h = await startHarness({ corpus: null, env: { BGE_M3_MODEL_DIR: modelDir, EMBED_DEVICE: 'cpu', EMBED_THREADS: '1' } });
+    h = await startHarness({ corpus: null, env: { ...LOOPBACK_FEEDS, BGE_M3_MODEL_DIR: modelDir, EMBED_DEVICE: 'cpu', EMBED_THREADS: '1' } });
     expect(h.service.embedder).not.toBeNull();
     h.service.outlets.add({ name: 'Model Wire', homepage: `${site.base}/model/`, feeds: [url('/model/feed.xml')], interval: '5m' });
     poller = h.service.createPoller();
@@ -461,7 +463,7 @@ describe('failures are reported and survived; backoff; the sources CLI', () => {
     expect(bytes.includes(0x92) && bytes.includes(0xe9)).toBe(true);
     site.set('/err/cp1252/feed.xml', { body: bytes, type: 'application/rss+xml' });
 
-    h = await startHarness({ corpus: null, env: { INGEST_TIMEOUT_MS: '300', INGEST_MAX_BYTES: String(MAX_BYTES) } });
+    h = await startHarness({ corpus: null, env: { ...LOOPBACK_FEEDS, INGEST_TIMEOUT_MS: '300', INGEST_MAX_BYTES: String(MAX_BYTES) } });
     const add = (name: string, feeds: string[]) => h.service.outlets.add({ name, homepage: `${site.base}/err/`, feeds: feeds.map(url), interval: '5m' });
     add('Err Healthy', ['/err/healthy/feed.xml']);
     cases.forEach((c, i) => {
@@ -602,7 +604,7 @@ describe('kill -9 during `ingest --once`, then again: every item exactly once', 
   const PER_FEED = 25;
   const FEEDS = ['a', 'b'];
   const dataDir = () => join(root, 'killed');
-  const env = () => ({ DATA_DIR: dataDir(), LOG_LEVEL: 'silent' });
+  const env = () => ({ ...LOOPBACK_FEEDS, DATA_DIR: dataDir(), LOG_LEVEL: 'silent' });
   const pageUrl = (i: number) => url(`/crash/p/${i}`);
   const textOf = (i: number) => `Synthetic crash-test article ${i}, first paragraph.\n\nSecond paragraph of article ${i}.`;
 
@@ -695,7 +697,7 @@ function escapeRe(s: string): string {
 describe('serve with INGEST=on: the background loop', () => {
   it('polls a due outlet on its own, and a stopped loop polls no more', async () => {
     site.set('/loop/feed.xml', { body: rss2('Loop Desk', [{ title: 'Harbour reopens after storm repairs', link: url('/loop/a'), description: 'Ships return.', date: NOW - HOUR }]), type: RSS });
-    const h = await startHarness({ corpus: null });
+    const h = await startHarness({ corpus: null, env: LOOPBACK_FEEDS });
     const poller = h.service.createPoller();
     try {
       h.service.outlets.add({ name: 'Loop Desk', homepage: url('/loop/'), feeds: [url('/loop/feed.xml')], interval: '10m' });

@@ -137,8 +137,10 @@ const news = (p: Params | string, headers?: Record<string, string | undefined>):
 async function ok(p: Params): Promise<any> {
   const res = await news(p);
   expect(res.status, `${qs(p)}: ${res.raw.slice(0, 300)}`).toBe(200);
-  expect(Object.keys(res.body).sort()).toEqual(['count', 'next_cursor', 'results']);
+  expect(Object.keys(res.body).sort()).toEqual(['count', 'next_cursor', 'partial', 'results']);
   expect(res.body.count).toBe(res.body.results.length);
+  // The index is never behind by more than a search waits for here.
+  expect(res.body.partial).toBe(false);
   return res.body;
 }
 
@@ -173,7 +175,7 @@ const isWellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\u
 // ---- results and parameters -------------------------------------------------------------
 
 describe('GET /v1/news: the answer', () => {
-  it('has the documented shape: results, count, next_cursor; each result its article fields and highlight', async () => {
+  it('has the documented shape: results, count, next_cursor, partial; each result its article fields and highlight', async () => {
     const body = await ok({ q: 'wind' });
     expect(body.count).toBe(2);
     expect(body.next_cursor).toBeNull();
@@ -200,7 +202,7 @@ describe('GET /v1/news: the answer', () => {
   });
 
   it('answers an empty page (200) when nothing matches', async () => {
-    expect(await ok({ q: 'xylophone' })).toEqual({ results: [], count: 0, next_cursor: null });
+    expect(await ok({ q: 'xylophone' })).toEqual({ results: [], count: 0, next_cursor: null, partial: false });
   });
 });
 

@@ -3,11 +3,13 @@
  * families. Routes stay thin: validate with a schema, call one core function, serialise.
  */
 import { randomUUID } from 'node:crypto';
+import querystring from 'node:querystring';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering.js';
 import { accountRoutes } from './routes/account.js';
@@ -16,6 +18,7 @@ import { jobsRoutes } from './routes/jobs.js';
 import { liveRoutes } from './routes/live.js';
 import { marketRoutes } from './routes/market.js';
 import { newsRoutes } from './routes/news.js';
+import { opsRoutes } from './routes/ops.js';
 import { sourcesRoutes } from './routes/sources.js';
 
 declare module 'fastify' {
@@ -38,11 +41,24 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
-    return503OnClosing: true,
+    // Requests arriving while the server closes get our 503 (the onRequest hook), not Fastify's.
+    return503OnClosing: false,
+    // A null-prototype object (`__proto__` is a parameter like any other); a repeated
+    // parameter is an array, which every query schema's `type: string` refuses by name.
+    routerOptions: { querystringParser: (str) => querystring.parse(str) },
+    // Nothing may hold a socket: headers, the whole request, idle and keep-alive all time out,
+    // and the parser's own failures leave in the catalogue's shape (door.ts).
+    http: { headersTimeout: service.config.httpHeadersTimeoutMs, requestTimeout: service.config.httpRequestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, service.config.httpHeadersTimeoutMs) },
+    requestTimeout: service.config.httpRequestTimeoutMs,
+    connectionTimeout: service.config.httpIdleTimeoutMs,
+    keepAliveTimeout: service.config.httpKeepAliveTimeoutMs,
+    clientErrorHandler,
   });
+  limitConnections(app.server, { maxConnections: service.config.httpMaxConnections, maxConnectionsPerIp: service.config.httpMaxConnectionsPerIp });
 
   // JSON bodies: an empty body is the empty request; malformed JSON is our 400, not Fastify's.
-  app.removeContentTypeParser('application/json');
+  // Fastify's own text/plain parser goes too: JSON sent as text is 415, as the README says.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
     const text = raw as string;
     if (text.trim() === '') return done(null, undefined);
@@ -66,7 +82,19 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
-  app.addHook('onRequest', async (req) => {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    // A request on a connection refused at the door: its 503 is already written.
+    if (onRefusedSocket(req.raw)) return reply.hijack();
+    // Draining (SIGTERM): new requests, /readyz included, go elsewhere; in-flight ones finish.
+    if (closing) throw new AppError('shutting_down', undefined, { headers: { connection: 'close', 'retry-after': '1' } });
+    // HEAD would run a metered handler and charge for a body nobody reads: not offered there.
+    if (req.method === 'HEAD' && req.routeOptions.config.product !== undefined) {
+      throw new AppError('method_not_allowed', 'HEAD is not offered on metered endpoints (it would be charged): send GET', { headers: { allow: 'GET' } });
+    }
     if (!req.routeOptions.config.auth) return;
     // One fresh LMDB snapshot per request: keys and records written by other processes count.
     service.store.refresh();
@@ -99,5 +127,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   jobsRoutes(app, service);
   marketRoutes(app, service);
   liveRoutes(app, service);
+  // /healthz, /readyz, /metrics; also counts every response for /metrics.
+  opsRoutes(app, service);
   return app;
 }

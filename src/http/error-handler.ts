@@ -30,6 +30,8 @@ function validationMessage(errors: AjvError[], context: string): string {
     const what = context === 'querystring' ? 'parameter' : 'field';
     return `unknown ${what} "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}`;
   }
+  // Query values arrive as strings; one that is not was sent more than once.
+  if (context === 'querystring' && e.keyword === 'type') return `${at}: sent more than once; send it once`;
   return `${at}: ${e.message ?? 'is invalid'}`;
 }
 
@@ -63,9 +65,12 @@ const DEFAULT_RETRY_AFTER_503 = '60';
 
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const e = toAppError(err, req.routeOptions.config.badInput);
-  // A 503 is expected under load or with a product off; one with a cause (the store refusing
-  // a charge) is still worth a line.
-  if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'request failed');
+  // A 500 is a bug: its stack is logged. An upstream's failure (502/504 of a live scrape) is
+  // expected and any caller can cause one: a warning with its detail, no stack. A 503 is
+  // expected under load or with a product off; one with a cause (the store refusing a charge)
+  // is still worth a line.
+  if (e.status === 502 || e.status === 504) req.log.warn({ error: e.code, detail: e.message }, 'upstream failed');
+  else if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'request failed');
   else if (e.status === 503 && e.cause !== undefined) req.log.warn({ err }, 'request refused: service unavailable');
   reply.code(e.status).headers(e.headers);
   if (e.status === 503 && e.headers['retry-after'] === undefined) reply.header('retry-after', DEFAULT_RETRY_AFTER_503);

@@ -86,6 +86,22 @@ export function extractArticle(html: string, pageUrl: string): ExtractedArticle 
   }
 }
 
+/** A fetched page's bytes → an article: decoded (decodeHtml), then extractArticle. What the ingest parse workers run. */
+export function extractPage(body: Uint8Array, contentType: string | null, pageUrl: string): ExtractedArticle {
+  return extractArticle(decodeHtml(body, contentType), pageUrl);
+}
+
+/** Page bytes → text: the charset of Content-Type, else of a <meta> near the top, else UTF-8. */
+export function decodeHtml(body: Uint8Array, contentType: string | null): string {
+  const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
+  const label = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType ?? '')?.[1] ?? /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1] ?? 'utf-8';
+  try {
+    return new TextDecoder(label).decode(body);
+  } catch {
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
 function extract(html: string, pageUrl: string): ExtractedArticle {
   if (html.length > MAX_HTML_CHARS) {
     // Do not leave half a surrogate pair at the cut.

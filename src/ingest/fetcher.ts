@@ -3,10 +3,15 @@
  * redirects followed by hand up to a limit (each hop checked against robots.txt), a
  * descriptive User-Agent, conditional GET from stored validators, at most `concurrency`
  * requests in flight and one at a time per host. Failures are FetchErrors with a reason.
+ *
+ * Feeds are the operator's, but their item links and redirects are chosen by whoever writes
+ * the feed: every request, each hop and robots.txt included, goes through the guarded client
+ * of src/net and reaches public addresses only. With INGEST_ALLOW_PRIVATE, `privateFeeds`
+ * names the operator's feed URLs, and their hosts (host and port) may be private too.
  */
-import { Agent, request } from 'undici';
 import { Limit } from '../limit.js';
 import { robotsParser } from '../live/robots.js';
+import { isBlocked, Outbound } from '../net/index.js';
 import type { Validators } from './outlets.js';
 
 export interface FetcherOptions {
@@ -15,19 +20,32 @@ export interface FetcherOptions {
   maxRedirects: number;
   userAgent: string;
   concurrency: number;
+  /**
+   * INGEST_ALLOW_PRIVATE=on: the outlets' feed URLs. A URL on the host of one of them may reach
+   * loopback and private addresses; any other host (an item link, a redirect elsewhere) may not.
+   * Absent: every request reaches public addresses only.
+   */
+  privateFeeds?: () => Iterable<string>;
 }
 
 export type FetchResult =
   | { status: 200; url: string; body: Uint8Array; contentType: string | null; validators: Validators }
   | { status: 304; url: string };
 
+/** What one request, redirects not followed, came to. */
+type Hop =
+  | { kind: 'redirect'; location: string }
+  | { kind: 'not-modified' }
+  | { kind: 'ok'; body: Uint8Array; contentType: string | null; validators: Validators };
+
 export class FetchError extends Error {
   readonly name = 'FetchError';
   constructor(
     message: string,
     readonly url: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${url}: ${message}`);
+    super(`${url}: ${message}`, options);
   }
 }
 
@@ -38,22 +56,29 @@ const ROBOTS_TTL_MS = 3_600_000;
 const ROBOTS_MAX_BYTES = 512 * 1024;
 
 export class Fetcher {
-  readonly #agent: Agent;
+  readonly #net: Outbound;
   readonly #robots = new Map<string, { at: number; allowed: Promise<(url: string) => boolean> }>();
   readonly #hostChains = new Map<string, Promise<unknown>>();
   readonly #limit: Limit;
 
   constructor(readonly options: FetcherOptions) {
     this.#limit = new Limit(options.concurrency);
-    this.#agent = new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connectTimeout: options.timeoutMs });
+    this.#net = new Outbound({ timeoutMs: options.timeoutMs });
   }
 
   /** GETs `url` (conditionally when validators are given), following redirects. */
   async get(url: string, validators?: Validators | null): Promise<FetchResult> {
     let current = url;
     for (let hop = 0; ; hop++) {
-      if (!(await this.#allowed(current))) throw new FetchError('disallowed by robots.txt', current);
-      const r = await this.#once(current, hop === 0 ? validators : null, this.options.maxBytes);
+      let r: Hop;
+      try {
+        if (!(await this.#allowed(current))) throw new FetchError('disallowed by robots.txt', current);
+        r = await this.#once(current, hop === 0 ? validators : null, this.options.maxBytes);
+      } catch (e) {
+        // A redirect into a blocked host is the original URL's failure: say where it pointed.
+        if (hop > 0 && isBlocked(e)) throw new FetchError(`redirected to ${current}, which is ${this.#blockedWhy()}`, url, { cause: e });
+        throw e;
+      }
       if (r.kind === 'redirect') {
         if (hop >= this.options.maxRedirects) throw new FetchError(`more than ${this.options.maxRedirects} redirects`, url);
         current = r.location;
@@ -65,7 +90,19 @@ export class Fetcher {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#net.close();
+  }
+
+  /** Whether `url` is on the host of one of the operator's feed URLs (INGEST_ALLOW_PRIVATE). */
+  #mayBePrivate(url: string): boolean {
+    if (!this.options.privateFeeds) return false;
+    const host = new URL(url).host;
+    for (const feed of this.options.privateFeeds()) if (URL.canParse(feed) && new URL(feed).host === host) return true;
+    return false;
+  }
+
+  #blockedWhy(): string {
+    return `blocked: the host is a private address or resolves to one (${this.options.privateFeeds ? 'INGEST_ALLOW_PRIVATE covers only the hosts of the outlets\' feed URLs' : 'INGEST_ALLOW_PRIVATE is off'})`;
   }
 
   /** One request, without following redirects, in the global and per-host queues. */
@@ -73,22 +110,18 @@ export class Fetcher {
     url: string,
     validators: Validators | null | undefined,
     maxBytes: number,
-  ): Promise<
-    | { kind: 'redirect'; location: string }
-    | { kind: 'not-modified' }
-    | { kind: 'ok'; body: Uint8Array; contentType: string | null; validators: Validators }
-  > {
+  ): Promise<Hop> {
     const host = new URL(url).host;
     return this.#perHost(host, () =>
       this.#limit.run(async () => {
         const headers: Record<string, string> = { 'user-agent': this.options.userAgent, accept: '*/*', 'accept-encoding': 'identity' };
         if (validators?.etag) headers['if-none-match'] = validators.etag;
         if (validators?.lastModified) headers['if-modified-since'] = validators.lastModified;
-        let res: Awaited<ReturnType<typeof request>>;
+        let res: Awaited<ReturnType<Outbound['send']>>;
         try {
-          res = await request(url, { method: 'GET', headers, dispatcher: this.#agent, signal: AbortSignal.timeout(this.options.timeoutMs) });
+          res = await this.#net.send(url, { headers, signal: AbortSignal.timeout(this.options.timeoutMs), allowPrivate: this.#mayBePrivate(url) });
         } catch (e) {
-          throw new FetchError(reason(e, this.options.timeoutMs), url);
+          throw new FetchError(isBlocked(e) ? this.#blockedWhy() : reason(e, this.options.timeoutMs), url, { cause: e });
         }
         const header = (name: string): string | null => {
           const v = res.headers[name];
@@ -127,7 +160,7 @@ export class Fetcher {
           }
         } catch (e) {
           if (e instanceof FetchError) throw e;
-          throw new FetchError(reason(e, this.options.timeoutMs), url);
+          throw new FetchError(reason(e, this.options.timeoutMs), url, { cause: e });
         }
         return {
           kind: 'ok' as const,
@@ -139,7 +172,10 @@ export class Fetcher {
     );
   }
 
-  /** robots.txt of the URL's origin, cached: missing (4xx) allows all; unreachable (5xx, network) disallows (RFC 9309). */
+  /**
+   * robots.txt of the URL's origin, cached: missing (4xx) allows all; unreachable (5xx, network)
+   * disallows (RFC 9309). A blocked origin throws the refusal for `url`, and is not cached.
+   */
   async #allowed(url: string): Promise<boolean> {
     const origin = new URL(url).origin;
     let cached = this.#robots.get(origin);
@@ -148,7 +184,12 @@ export class Fetcher {
       cached = { at: Date.now(), allowed: this.#readRobots(origin) };
       this.#robots.set(origin, cached);
     }
-    return (await cached.allowed)(url);
+    try {
+      return (await cached.allowed)(url);
+    } catch (e) {
+      if (this.#robots.get(origin) === cached) this.#robots.delete(origin);
+      throw isBlocked(e) ? new FetchError(this.#blockedWhy(), url, { cause: e }) : e;
+    }
   }
 
   async #readRobots(origin: string): Promise<(url: string) => boolean> {
@@ -163,6 +204,8 @@ export class Fetcher {
         allowed = (u) => robot.isAllowed(u, this.options.userAgent) !== false;
       } else allowed = () => true;
     } catch (e) {
+      // Not "unreachable": the host may not be reached at all, so neither may the page.
+      if (isBlocked(e)) throw e;
       const status = e instanceof FetchError ? /HTTP (\d+)/.exec(e.message)?.[1] : undefined;
       if (status && Number(status) >= 400 && Number(status) < 500) allowed = () => true;
       else allowed = () => false;

@@ -14,10 +14,12 @@
 import type { Logger } from 'pino';
 import { textOf } from '../embed/index.js';
 import { contentHash, type RevisionChunk, type RevisionInput, type Store } from '../store/index.js';
-import { extractArticle } from './extract.js';
-import { parseFeed, type FeedItem } from './feed.js';
+import type { FeedItem } from './feed.js';
 import { FetchError, type Fetcher } from './fetcher.js';
 import type { OutletRecord, Outlets, Validators } from './outlets.js';
+import { IngestParsePool } from './parse-pool.js';
+
+export { decodeHtml } from './extract.js';
 
 export interface PollerOptions {
   store: Store;
@@ -29,6 +31,10 @@ export interface PollerOptions {
   embed?: (docs: { title: string; text: string }[]) => Promise<RevisionChunk[][]>;
   /** Called after revisions are committed (the service catches its index up). */
   onWritten?: () => void;
+  /** Worker threads feeds are parsed and pages extracted on (INGEST_PARSE_THREADS, started on first use); 0 or absent: on the event loop. */
+  parseThreads?: number;
+  /** Called after each outlet's poll: `ok` unless every feed of it failed (metrics count these). */
+  onPolled?: (outlet: string, ok: boolean) => void;
   /** Unix seconds (tests move time). */
   now?: () => number;
 }
@@ -56,6 +62,7 @@ const MAX_BACKOFF_SEC = 6 * 3600;
 
 export class Poller {
   readonly #now: () => number;
+  readonly #parsers: IngestParsePool;
   readonly #busy = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
   #loop: Promise<unknown> = Promise.resolve();
@@ -63,6 +70,7 @@ export class Poller {
 
   constructor(readonly o: PollerOptions) {
     this.#now = o.now ?? (() => Math.floor(Date.now() / 1000));
+    this.#parsers = new IngestParsePool(o.parseThreads ?? 0);
   }
 
   /** Polls every enabled outlet that is due (every enabled one with `force`), concurrently. */
@@ -85,13 +93,14 @@ export class Poller {
     tick();
   }
 
-  /** Stops the loop, waits for a round in progress, and closes the HTTP client. */
+  /** Stops the loop, waits for a round in progress, and closes the HTTP client and the parse threads. */
   async stop(): Promise<void> {
     if (this.#stopped) return this.#loop.then(() => undefined);
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#loop;
     await this.o.fetcher.close();
+    await this.#parsers.close();
   }
 
   async pollOutlet(outlet: OutletRecord): Promise<OutletReport> {
@@ -124,6 +133,7 @@ export class Poller {
         lastError: report.errors.length > 0 ? { at: now, message: report.errors[report.errors.length - 1] } : o.lastError,
       };
     });
+    this.o.onPolled?.(outlet.name, !allFailed);
     return report;
   }
 
@@ -139,7 +149,7 @@ export class Poller {
       // Unchanged feed: nothing new to list, but young pages may still have been edited.
       items = outlet.fetchArticles ? (state?.items ?? []) : [];
     } else {
-      listed = parseFeed(res.body, { url: res.url, contentType: res.contentType, now }).items;
+      listed = (await this.#parsers.feed(res.body, { url: res.url, contentType: res.contentType, now })).items;
       items = listed;
     }
     report.items += listed?.length ?? 0;
@@ -208,7 +218,7 @@ export class Poller {
       const page = await fetcher.get(item.url, latest ? outlets.validators.get(item.url) : null);
       report.pagesFetched++;
       if (page.status === 200) {
-        const extracted = extractArticle(decodeHtml(page.body, page.contentType), page.url);
+        const extracted = await this.#parsers.page(page.body, page.contentType, page.url);
         if (extracted.text) text = extracted.text;
         title ??= extracted.title ?? undefined;
         validators.push([item.url, page.validators]);
@@ -235,16 +245,5 @@ export class Poller {
     const message = e instanceof FetchError ? e.message : `${url}: ${(e as Error).message ?? e}`;
     report.errors.push(message);
     this.o.log.warn({ outlet: outlet.name, url, err: e instanceof FetchError ? undefined : e }, `ingest: ${message}`);
-  }
-}
-
-/** Page bytes → text: the charset of Content-Type, else of a <meta> near the top, else UTF-8. */
-export function decodeHtml(body: Uint8Array, contentType: string | null): string {
-  const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
-  const label = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType ?? '')?.[1] ?? /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1] ?? 'utf-8';
-  try {
-    return new TextDecoder(label).decode(body);
-  } catch {
-    return new TextDecoder('utf-8').decode(body);
   }
 }

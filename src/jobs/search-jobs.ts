@@ -1,7 +1,7 @@
 /**
- * GET /v1/jobs as a pure function of its query parameters: postings newest first, filtered by
+ * GET /v1/jobs as a function of its query parameters: postings newest first, filtered by
  * keywords (the /v1/news query language), vocabulary skills (all required), location words,
- * remote and posting time; keyset cursor.
+ * remote and posting time; keyset cursor. The SQL runs on a reader thread.
  */
 import { AppError } from '../errors.js';
 import type { JobsIndex } from '../keyword/jobs.js';
@@ -47,6 +47,8 @@ export interface JobsResponse {
   results: JobResult[];
   count: number;
   next_cursor: string | null;
+  /** True while the keyword index is catching up with a large backlog: postings stored meanwhile may be missing. */
+  partial: boolean;
 }
 
 /** Canonical names of a comma-separated skills parameter; 400 unknown_skill naming any outside the vocabulary. */
@@ -99,7 +101,7 @@ export function jobResult(j: JobRecord): JobResult {
   };
 }
 
-export function searchJobs(deps: JobsDeps, p: JobsParams): JobsResponse {
+export async function searchJobs(deps: JobsDeps, p: JobsParams): Promise<JobsResponse> {
   const q = text('q', p.q, 1000);
   const location = text('location', p.location, 200);
   const skills = resolveSkills(deps.vocabulary, p.skills);
@@ -113,9 +115,11 @@ export function searchJobs(deps: JobsDeps, p: JobsParams): JobsResponse {
     after = deps.cursors.decode(p.cursor, fp).t;
     if (!Number.isSafeInteger(after)) throw new AppError('bad_cursor', 'cursor is malformed');
   }
-  deps.jobsIndex.catchUp();
-  const hits = deps.jobsIndex.search({ match, skills, remote, since }, limit + 1, after);
+  const pending = await deps.jobsIndex.fresh();
+  const hits = await deps.jobsIndex.query({ match, skills, remote, since }, limit + 1, after);
   const shown = hits.slice(0, limit);
+  // The index may hold postings committed after this request's LMDB snapshot was taken.
+  if (shown.some((h) => h.ord >= deps.jobs.nextOrd())) deps.jobs.store.refresh();
   const results = shown.map((h) => {
     const job = deps.jobs.get(h.ord)!;
     const r = jobResult(job);
@@ -123,5 +127,5 @@ export function searchJobs(deps: JobsDeps, p: JobsParams): JobsResponse {
     return r;
   });
   const next = hits.length > limit ? deps.cursors.encode({ t: shown[shown.length - 1].rid, id: '' }, fp) : null;
-  return { results, count: results.length, next_cursor: next };
+  return { results, count: results.length, next_cursor: next, partial: pending > 0 };
 }

@@ -7,8 +7,15 @@
  * FTS5 tables are contentless: the text lives in LMDB only, and highlights are cut from it.
  * Every table indexes the tokenizer's output (text.ts), already folded and split, so FTS5's
  * own tokenizer only splits on the spaces.
+ *
+ * In the server (`workers` given) nothing of the index runs on the event loop: searches go to
+ * the reader threads (read-pool.ts), catch-ups to the writer thread (write-pool.ts); the
+ * connection here does the small things (where a corpus is, a reset) and the market reads.
  */
 import Database from 'better-sqlite3';
+import { KeywordReads } from './read-pool.js';
+import { Readers } from './reads.js';
+import { KeywordWriter } from './write-pool.js';
 
 /** Bump to rebuild every index built by an older layout. */
 const SCHEMA = 2;
@@ -31,37 +38,26 @@ CREATE VIRTUAL TABLE IF NOT EXISTS job_fts USING fts5(
 
 export type Corpus = 'news' | 'jobs';
 
-/**
- * Row ids are the time order: seconds since 1900 shifted past a slot within the second, so
- * they stay below 2^53 (JavaScript's exact integers) through 2172. Times outside 1900..2172
- * are clamped for ordering only (the exact time is kept beside, and filters read it).
- */
-const SLOT_BITS = 20;
-const SLOTS = 2 ** SLOT_BITS;
-const EPOCH = Date.UTC(1900, 0, 1) / 1000;
-const ridBase = (seconds: number): number => Math.min(Math.max(Math.floor(seconds) - EPOCH, 0), 2 ** 33 - 1) * SLOTS;
-
-/** The rid range of rows whose time is within [since, until] (either bound open). */
-export function ridRange(since?: number, until?: number): { lo: number; hi: number } {
-  return { lo: since === undefined ? -1 : ridBase(since), hi: until === undefined ? Number.MAX_SAFE_INTEGER : ridBase(until) + SLOTS - 1 };
-}
-
-/** The next free rid of a row at `seconds`, given a statement answering the largest rid in [a, b). */
-export function nextRid(maxRid: { get(a: number, b: number): unknown }, seconds: number): number {
-  const base = ridBase(seconds);
-  const top = maxRid.get(base, base + SLOTS) as number | null;
-  if (top === null) return base;
-  if (top + 1 >= base + SLOTS) throw new Error(`more than ${SLOTS} rows in one second of the keyword index`);
-  return top + 1;
+export interface KeywordWorkers {
+  /** Reader threads (KEYWORD_READ_THREADS); 0 reads on the event loop. */
+  readThreads: number;
+  /** The store's directory (Store.path), which the writer thread opens. */
+  store: string;
 }
 
 export class KeywordDb {
   readonly db: Database.Database;
+  /** Where searches run: the reader threads, or this connection. */
+  readonly reads: KeywordReads;
+  /** The writer thread, or null: catch-ups run on this connection. */
+  readonly writer: KeywordWriter | null;
+  #readers: Readers | null = null;
 
   constructor(
     readonly file: string,
     /** LMDB's identity: an index built from another store is rebuilt. */
     storeId: string,
+    workers?: KeywordWorkers,
   ) {
     this.db = new Database(file);
     // A secondary index: NORMAL is safe in WAL (a power cut may drop the last commits, which
@@ -77,6 +73,13 @@ export class KeywordDb {
       this.#setMeta('schema', SCHEMA);
       this.#setMeta('store', storeId);
     }
+    this.reads = new KeywordReads(file, workers?.readThreads ?? 0, () => this.readers);
+    this.writer = workers ? new KeywordWriter(workers.store, file) : null;
+  }
+
+  /** The read statements on this connection (prepared on first use). */
+  get readers(): Readers {
+    return (this.#readers ??= new Readers(this.db));
   }
 
   #setMeta(key: string, value: unknown): void {
@@ -105,7 +108,9 @@ export class KeywordDb {
     }).immediate();
   }
 
-  close(): void {
+  /** Stops the reader threads, lets the writer's task in flight finish, and closes the connection. */
+  async close(): Promise<void> {
+    await Promise.all([this.reads.close(), this.writer?.close()]);
     if (this.db.open) this.db.close();
   }
 }

@@ -3,28 +3,23 @@
  * location, skills and description in FTS5, plus each posting's vocabulary skills in
  * `job_skills`, read from LMDB in ord order by `catchUp`. A new version of a posting replaces
  * the old one's rows. Rows are ordered newest-posted first by rowid, as news rows are.
+ *
+ * As with news (news.ts), the server searches on the reader threads (`query`) and catches up
+ * on the writer thread (`fresh`); the synchronous methods are for the CLI, the writer thread
+ * and the market endpoints.
  */
 import type { Statement } from 'better-sqlite3';
 import type { JobRecord, JobStore } from '../jobs/store.js';
-import { nextRid, ridRange, type KeywordDb } from './db.js';
+import { CatchUp } from './catch-up.js';
+import type { KeywordDb } from './db.js';
+import type { JobFilter, JobHit } from './jobs-queries.js';
+import { nextRid } from './rid.js';
 import { indexText } from './text.js';
 
-export interface JobFilter {
-  /** FTS5 MATCH expression (q and location), or null for none. */
-  match: string | null;
-  /** Canonical skill names, all required. */
-  skills: string[];
-  remote?: boolean;
-  since?: number;
-  until?: number;
-}
-
-export interface JobHit {
-  rid: number;
-  ord: number;
-}
+export type { JobFilter, JobHit } from './jobs-queries.js';
 
 const BATCH = 500;
+const INLINE_STEP = 100;
 
 export class JobsIndex {
   readonly #insertRow: Statement;
@@ -33,10 +28,7 @@ export class JobsIndex {
   readonly #ridOf: Statement;
   readonly #maxRid: Statement;
   readonly #drop: Statement[];
-  readonly #byMatch: Statement;
-  readonly #byTime: Statement;
-  readonly #times: Statement;
-  readonly #co: Statement;
+  readonly #catchUp: CatchUp;
 
   constructor(
     readonly kdb: KeywordDb,
@@ -49,41 +41,49 @@ export class JobsIndex {
     this.#ridOf = db.prepare('SELECT rid FROM job_rows WHERE ord = ?').pluck();
     this.#maxRid = db.prepare('SELECT max(rid) FROM job_rows WHERE rid >= ? AND rid < ?').pluck();
     this.#drop = ['DELETE FROM job_rows WHERE rid = ?', 'DELETE FROM job_skills WHERE rid = ?', 'DELETE FROM job_fts WHERE rowid = ?'].map((s) => db.prepare(s));
-    const filters = `r.rid BETWEEN @lo AND @hi AND r.posted_at BETWEEN @since AND @until
-      AND (@remote IS NULL OR r.remote = @remote)
-      AND (@nskills = 0 OR (SELECT count(*) FROM job_skills s WHERE s.rid = r.rid AND s.skill IN (SELECT value FROM json_each(@skills))) = @nskills)`;
-    this.#byMatch = db.prepare(`SELECT r.rid, r.ord FROM job_fts CROSS JOIN job_rows r ON r.rid = job_fts.rowid
-      WHERE job_fts MATCH @match AND job_fts.rowid BETWEEN @lo AND @hi AND ${filters} ORDER BY job_fts.rowid DESC LIMIT @limit`);
-    this.#byTime = db.prepare(`SELECT r.rid, r.ord FROM job_rows r WHERE ${filters} ORDER BY r.rid DESC LIMIT @limit`);
-    this.#times = db.prepare('SELECT r.posted_at FROM job_skills s JOIN job_rows r ON r.rid = s.rid WHERE s.skill = ? AND r.posted_at BETWEEN ? AND ?').pluck();
-    this.#co = db.prepare(`SELECT o.skill AS name, count(*) AS postings FROM job_skills s
-      JOIN job_rows r ON r.rid = s.rid JOIN job_skills o ON o.rid = s.rid AND o.skill <> s.skill
-      WHERE s.skill = ? AND r.posted_at BETWEEN ? AND ? GROUP BY o.skill ORDER BY postings DESC, o.skill LIMIT ?`);
+    const writer = kdb.writer;
+    this.#catchUp = new CatchUp({
+      noun: 'job posting versions',
+      behind: () => this.behind(),
+      step: writer ? (n) => writer.run('jobs', n) : async (n) => this.catchUp(n),
+      stepSize: writer ? BATCH : INLINE_STEP,
+      yields: !writer,
+    });
   }
 
-  /** Posting times (Unix seconds) of the postings asking for `skill`. */
-  postedTimes(skill: string, since = Number.MIN_SAFE_INTEGER, until = Number.MAX_SAFE_INTEGER): number[] {
-    return this.#times.all(skill, since, until) as number[];
+  /** Posting times (Unix seconds) of the postings asking for `skill` (on this thread's connection). */
+  postedTimes(skill: string, since?: number, until?: number): number[] {
+    return this.kdb.readers.jobs.postedTimes(skill, since, until);
   }
 
-  /** The skills most often asked for beside `skill`, with their posting counts. */
-  coOccurring(skill: string, since = Number.MIN_SAFE_INTEGER, until = Number.MAX_SAFE_INTEGER, n = 10): { name: string; postings: number }[] {
-    return this.#co.all(skill, since, until, n) as { name: string; postings: number }[];
+  /** The skills most often asked for beside `skill`, with their posting counts (on this thread's connection). */
+  coOccurring(skill: string, since?: number, until?: number, n?: number): { name: string; postings: number }[] {
+    return this.kdb.readers.jobs.coOccurring(skill, since, until, n);
+  }
+
+  /** `postedTimes` on a reader thread. */
+  queryPostedTimes(skill: string, since?: number, until?: number): Promise<number[]> {
+    return this.kdb.reads.skillTimes(skill, since, until);
+  }
+
+  /** `coOccurring` on a reader thread. */
+  queryCoOccurring(skill: string, since?: number, until?: number, n?: number): Promise<{ name: string; postings: number }[]> {
+    return this.kdb.reads.skillCoOccurring(skill, since, until, n);
   }
 
   behind(): number {
     return Math.max(0, this.jobs.nextOrd() - this.kdb.indexed('jobs'));
   }
 
-  /** Indexes every posting version LMDB holds and the index lacks (in transactions of BATCH). */
-  catchUp(): number {
+  /** Indexes up to `budget` posting versions LMDB holds and the index lacks, on this thread (in transactions of BATCH). */
+  catchUp(budget = Infinity): number {
     let done = 0;
     const to = this.jobs.nextOrd();
-    for (;;) {
+    while (done < budget) {
       const n = this.kdb.db
         .transaction(() => {
           const from = this.kdb.indexed('jobs');
-          const end = Math.min(to, from + BATCH);
+          const end = Math.min(to, from + BATCH, from + (budget - done));
           for (let ord = from; ord < end; ord++) this.#add(this.jobs.get(ord)!);
           if (end > from) this.kdb.setIndexed('jobs', end);
           return end - from;
@@ -92,6 +92,7 @@ export class JobsIndex {
       if (n === 0) return done;
       done += n;
     }
+    return done;
   }
 
   #add(job: JobRecord): void {
@@ -105,19 +106,27 @@ export class JobsIndex {
     for (const skill of job.skills) this.#insertSkill.run(skill, rid);
   }
 
-  /** Postings newest first, after the row `afterRid` when given. */
+  /** Before a search, off the event loop (see NewsIndex.fresh); resolves with the versions the search cannot see. */
+  fresh(): Promise<number> {
+    return this.#catchUp.fresh();
+  }
+
+  /** Whether a background catch-up is under way. */
+  get catchingUp(): boolean {
+    return this.#catchUp.background;
+  }
+
+  /** Postings newest first, after the row `afterRid` when given, read on a reader thread. */
+  query(f: JobFilter, limit: number, afterRid?: number): Promise<JobHit[]> {
+    return this.kdb.reads.jobs(f, limit, afterRid);
+  }
+
+  /** `query` on this thread's connection. */
   search(f: JobFilter, limit: number, afterRid?: number): JobHit[] {
-    const { lo, hi } = ridRange(f.since, f.until);
-    const params = {
-      lo,
-      hi: afterRid === undefined ? hi : Math.min(hi, afterRid - 1),
-      since: f.since ?? Number.MIN_SAFE_INTEGER,
-      until: f.until ?? Number.MAX_SAFE_INTEGER,
-      remote: f.remote === undefined ? null : f.remote ? 1 : 0,
-      skills: JSON.stringify(f.skills),
-      nskills: f.skills.length,
-      limit,
-    };
-    return (f.match === null ? this.#byTime.all(params) : this.#byMatch.all({ ...params, match: f.match })) as JobHit[];
+    return this.kdb.readers.jobs.search(f, limit, afterRid);
+  }
+
+  close(): void {
+    this.#catchUp.close();
   }
 }

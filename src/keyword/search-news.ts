@@ -1,7 +1,8 @@
 /**
- * GET /v1/news as a pure function of its query parameters: keyword search over the corpus
+ * GET /v1/news as a function of its query parameters: keyword search over the corpus
  * /v1/match serves, newest-first (keyset cursor) or by BM25 (cursor too), with the source,
- * time and edit filters of /v1/match.
+ * time and edit filters of /v1/match. Parameters are checked here; the SQL runs on a reader
+ * thread; highlights are cut here from the few rows shown.
  */
 import { AppError } from '../errors.js';
 import { articleFields, fingerprint, resolveSources, type CursorCodec, type MatchItem } from '../match/index.js';
@@ -32,12 +33,14 @@ export interface NewsResponse {
   results: NewsResult[];
   count: number;
   next_cursor: string | null;
+  /** True while the keyword index is catching up with a large backlog: rows stored meanwhile may be missing. */
+  partial: boolean;
 }
 
 export const NEWS_SORTS = ['time', 'relevance'] as const;
 export const Q_MAX = 1000;
 
-export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
+export async function searchNews(deps: NewsDeps, p: NewsParams): Promise<NewsResponse> {
   const q = text('q', p.q, Q_MAX, true);
   const include = csv('sources', p.sources);
   const exclude = csv('exclude_sources', p.exclude_sources);
@@ -48,7 +51,7 @@ export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
   const limit = int('limit', p.limit, 1, 100) ?? 25;
   const query = parseQuery(q);
 
-  const sources = deps.store.listSources();
+  let sources = deps.store.listSources();
   const allowed = resolveSources(sources, include, exclude, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
   const fp = fingerprint({
     q,
@@ -67,9 +70,14 @@ export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
     after = sort === 'time' ? { rid } : { rid, score: pos.t };
   }
 
-  deps.news.refresh();
-  const hits = deps.news.search({ match: query.match, since, until, includeEdits, sources: allowed }, sort, limit + 1, after);
+  const pending = await deps.news.fresh();
+  const hits = await deps.news.query({ match: query.match, since, until, includeEdits, sources: allowed }, sort, limit + 1, after);
   const shown = hits.slice(0, limit);
+  // The index may hold rows committed after this request's LMDB snapshot was taken.
+  if (shown.some((h) => h.ord >= deps.store.nextOrd())) {
+    deps.store.refresh();
+    sources = deps.store.listSources();
+  }
   const names = new Map(sources.map((s) => [s.id, s.name]));
   const matches = termMatcher(query);
   const results = shown.map((h): NewsResult => {
@@ -85,5 +93,5 @@ export function searchNews(deps: NewsDeps, p: NewsParams): NewsResponse {
     const last = shown[shown.length - 1];
     next = deps.cursors.encode(sort === 'time' ? { t: last.rid, id: '' } : { t: last.score!, id: String(last.rid) }, fp);
   }
-  return { results, count: results.length, next_cursor: next };
+  return { results, count: results.length, next_cursor: next, partial: pending > 0 };
 }

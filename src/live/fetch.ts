@@ -2,12 +2,13 @@
  * How a live scrape reads public pages, with undici: one deadline for the whole call (every
  * page it reads), a body cap, browser-like headers, an optional HTTP(S) proxy, and a cookie
  * jar per call (a delivery-location session is cookies). Failures are the catalogue's: 504
- * `timeout` past the deadline, 502 `scrape_failed` with a detail for the rest.
+ * `timeout` past the deadline, 502 `scrape_failed` with a detail for the rest. Every read,
+ * every redirect hop included, goes through the guarded client of src/net: a URL a caller named
+ * reaches public addresses only (unless LIVE_ALLOW_PRIVATE), directly or through the proxy.
  */
-import dns from 'node:dns';
-import net from 'node:net';
-import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
+import { isBlocked, Outbound } from '../net/index.js';
 
 export interface LiveFetchOptions {
   timeoutMs: number;
@@ -17,29 +18,6 @@ export interface LiveFetchOptions {
   /** Whether caller-named targets (`untrusted` reads) may reach loopback and private addresses. */
   allowPrivate?: boolean;
 }
-
-/** Addresses a caller-named URL must not reach: this machine and the operator's networks. */
-const PRIVATE = new net.BlockList();
-for (const [net4, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['224.0.0.0', 4]] as const) PRIVATE.addSubnet(net4, bits, 'ipv4');
-for (const [net6, bits] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net6, bits, 'ipv6');
-
-export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
-  const family = net.isIP(ip);
-  return family === 4 ? PRIVATE.check(ip, 'ipv4') : family === 6 ? PRIVATE.check(ip, 'ipv6') : false;
-}
-
-/** dns.lookup that refuses names resolving to a private address (checked where the socket connects, so no rebinding). */
-const guardedLookup = ((hostname: string, options: dns.LookupOptions, callback: (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void) => {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '');
-    const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) return callback(Object.assign(new Error(`${hostname} resolves to ${bad.address}, a private address`), { code: 'EPRIVATE' }), '');
-    if (options.all) return callback(null, addresses);
-    callback(null, addresses[0].address, addresses[0].family);
-  });
-}) as unknown as net.LookupFunction;
 
 const MAX_REDIRECTS = 5;
 
@@ -95,14 +73,10 @@ export interface GetOptions {
 export const sameSite = (a: URL, b: URL): boolean => a.host.replace(/^www\./, '') === b.host.replace(/^www\./, '');
 
 export class LiveFetcher {
-  readonly #dispatcher: Dispatcher;
-  /** For untrusted reads: connects only to public addresses (behind a proxy, the proxy resolves names). */
-  readonly #guarded: Dispatcher;
+  readonly #net: Outbound;
 
   constructor(readonly options: LiveFetchOptions) {
-    const timeouts = { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connectTimeout: options.timeoutMs };
-    this.#dispatcher = options.proxyUrl ? new ProxyAgent({ uri: options.proxyUrl, ...timeouts }) : new Agent(timeouts);
-    this.#guarded = options.proxyUrl || options.allowPrivate ? this.#dispatcher : new Agent({ ...timeouts, connect: { lookup: guardedLookup } });
+    this.#net = new Outbound({ timeoutMs: options.timeoutMs, proxyUrl: options.proxyUrl });
   }
 
   /** A deadline for one call: pass its signal to every read of the call. */
@@ -141,26 +115,23 @@ export class LiveFetcher {
   }
 
   async #send(url: string, ctx: GetOptions & { signal: AbortSignal; jar: CookieJar }): Promise<Dispatcher.ResponseData> {
-    if (ctx.untrusted && !this.options.allowPrivate) {
-      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-      if (isPrivateAddress(host)) throw scrapeFailed(`${url}: ${host} is a private address (LIVE_ALLOW_PRIVATE is off)`);
-    }
     try {
-      return await request(url, {
+      return await this.#net.send(url, {
         method: ctx.method ?? 'GET',
         body: ctx.body,
-        dispatcher: ctx.untrusted ? this.#guarded : this.#dispatcher,
         signal: ctx.signal,
+        // The configured upstreams are the operator's; only what a caller names must be public.
+        allowPrivate: !ctx.untrusted || this.options.allowPrivate,
         headers: {
           'user-agent': this.options.userAgent,
           accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
           'accept-language': 'en-US,en;q=0.9',
           ...(ctx.contentType ? { 'content-type': ctx.contentType } : {}),
-          ...(ctx.jar.header() ? { cookie: ctx.jar.header() } : {}),
+          ...(ctx.jar.header() ? { cookie: ctx.jar.header()! } : {}),
         },
       });
     } catch (e) {
-      throw translate(e, url, ctx.signal);
+      throw translate(e, url, ctx.signal, 'could not connect');
     }
   }
 
@@ -194,27 +165,31 @@ export class LiveFetcher {
         parts.push(chunk as Buffer);
       }
     } catch (e) {
-      throw translate(e, url, signal);
+      throw translate(e, url, signal, 'the connection broke off');
     }
     // A cut may split a UTF-8 sequence: the decoder replaces the tail, which the parsers ignore.
     return { html: Buffer.concat(parts).toString('utf8'), truncated };
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
-    if (this.#guarded !== this.#dispatcher) await this.#guarded.close();
+    await this.#net.close();
   }
 }
 
-const scrapeFailed = (detail: string) => new AppError('scrape_failed', detail);
+const scrapeFailed = (detail: string, cause?: unknown) => new AppError('scrape_failed', detail, { cause });
 
-function translate(e: unknown, url: string, signal: AbortSignal): AppError {
+/**
+ * A failed read as the caller sees it. Neither what a name resolved to nor why a connection
+ * failed (refused, unknown name, reset) is said: either would map the operator's network for
+ * whoever names internal hosts. The cause stays on the error for the log.
+ */
+function translate(e: unknown, url: string, signal: AbortSignal, failed: string): AppError {
   if (e instanceof AppError) return e;
-  if (signal.aborted) return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`);
-  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err.code === 'EPRIVATE' || err.cause?.code === 'EPRIVATE') return scrapeFailed(`${url}: ${(err.code === 'EPRIVATE' ? err : err.cause)?.message} (LIVE_ALLOW_PRIVATE is off)`);
-  if (err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`);
+  if (signal.aborted) return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`, { cause: e });
+  if (isBlocked(e)) return scrapeFailed(`${url}: blocked, the host is a private address or resolves to one (LIVE_ALLOW_PRIVATE is off)`, e);
+  const code = (e as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new AppError('timeout', `the scrape of ${url} passed its deadline (LIVE_TIMEOUT_MS)`, { cause: e });
   }
-  return scrapeFailed(`${url}: ${err.code ?? 'fetch failed'}${err.message ? ` (${err.message})` : ''}`);
+  return scrapeFailed(`${url}: ${failed}`, e);
 }

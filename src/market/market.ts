@@ -32,7 +32,7 @@ export interface MarketDeps {
   news: NewsIndex;
   jobsIndex: JobsIndex;
   vocabulary: Vocabulary;
-  sync(): void;
+  catchUp(): Promise<void>;
   outletNames?: () => Set<string>;
 }
 
@@ -60,14 +60,15 @@ function nextBucket(b: number, interval: 'week' | 'month'): number {
 }
 const isoDay = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
 
-export function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
+export async function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
   const names = resolveSkills(deps.vocabulary, p.skills);
   if (names.length === 0) throw new AppError('bad_parameter', 'skills is required: comma-separated names from GET /v1/taxonomies/skills');
   const interval = oneOf('interval', p.interval, ['week', 'month'] as const) ?? 'month';
   const range = timeRange(p.since, p.until);
-  deps.jobsIndex.catchUp();
-  const skills = names.map((name): SkillSeries => {
-    const times = deps.jobsIndex.postedTimes(name, range.since, range.until);
+  // The keyword index caught up and read on its threads, off the event loop.
+  await deps.jobsIndex.fresh();
+  const skills = await Promise.all(names.map(async (name): Promise<SkillSeries> => {
+    const [times, coOccurring] = await Promise.all([deps.jobsIndex.queryPostedTimes(name, range.since, range.until), deps.jobsIndex.queryCoOccurring(name, range.since, range.until, CO_OCCURRING)]);
     const counts = new Map<number, number>();
     for (const t of times) counts.set(bucketOf(t, interval), (counts.get(bucketOf(t, interval)) ?? 0) + 1);
     return {
@@ -75,9 +76,9 @@ export function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
       category: deps.vocabulary.resolve(name)!.category,
       total: times.length,
       series: [...counts].map(([b, n]) => ({ period_start: isoDay(b), postings: n })),
-      co_occurring: deps.jobsIndex.coOccurring(name, range.since, range.until, CO_OCCURRING),
+      co_occurring: coOccurring,
     };
-  });
+  }));
   // Every bucket from the first to the last, zeros included, the same for every skill.
   const all = skills.flatMap((s) => s.series.map((x) => Date.parse(`${x.period_start}T00:00:00Z`) / 1000));
   const first = range.since !== undefined ? bucketOf(range.since, interval) : all.length ? Math.min(...all) : undefined;
@@ -123,7 +124,8 @@ function volumeOf(rows: { day: string; sourceId: number; n: number }[], sources:
   for (const r of rows) {
     const name = names.get(r.sourceId) ?? '';
     let d = days.get(r.day);
-    if (!d) days.set(r.day, (d = { date: r.day, count: 0, by_source: {} }));
+    // Null prototype: a source may be named `__proto__` or `toString` (its own key either way).
+    if (!d) days.set(r.day, (d = { date: r.day, count: 0, by_source: Object.create(null) as Record<string, number> }));
     d.count += r.n;
     d.by_source[name] = (d.by_source[name] ?? 0) + r.n;
     bySource.set(name, (bySource.get(name) ?? 0) + r.n);
@@ -144,11 +146,11 @@ function domainOf(deps: MarketDeps, include: string[] | undefined, exclude: stri
 }
 
 /** GET: articles a keyword query matches, per day and source. */
-export function newsVolumeByKeyword(deps: MarketDeps, p: NewsVolumeParams): NewsVolume {
+export async function newsVolumeByKeyword(deps: MarketDeps, p: NewsVolumeParams): Promise<NewsVolume> {
   const query = parseQuery(text('q', p.q, 1000, true));
   const { sources, domain } = domainOf(deps, csv('sources', p.sources), csv('exclude_sources', p.exclude_sources), p.since, p.until, bool('include_edits', p.include_edits));
-  deps.news.refresh();
-  return volumeOf(deps.news.volume({ match: query.match, ...domain }), sources);
+  await deps.news.fresh();
+  return volumeOf(await deps.news.queryVolume({ match: query.match, ...domain }), sources);
 }
 
 /** POST: articles within a cosine floor of a bge-m3 vector, per day and source. */
@@ -156,7 +158,7 @@ export async function newsVolumeByVector(deps: MarketDeps, b: NewsVolumeBody): P
   const query = normalise(b.vector);
   if (!query) throw new AppError('bad_parameter', 'vector: an all-zero vector has no direction');
   const { sources, domain } = domainOf(deps, b.sources, b.exclude_sources, b.since, b.until, b.include_edits);
-  deps.sync();
+  await deps.catchUp();
   const hits = await deps.search.range(query, b.min_score ?? 0.5, domain);
   const counts = new Map<string, { day: string; sourceId: number; n: number }>();
   for (const h of hits) {

@@ -55,8 +55,10 @@ export interface MatchDeps {
   search: VectorSearch;
   cursors: CursorCodec;
   pages: PageCache;
-  /** Brings the catalog and index up to date with LMDB (another process may have imported). */
+  /** Brings the catalog and engine up to date with LMDB at once (another process may have imported): for callers off the request path. */
   sync(): void;
+  /** The same, a slice at a time with the event loop free between slices: what a request awaits. */
+  catchUp(): Promise<void>;
   /** Names of enabled outlets: valid in source filters before they have articles. */
   outletNames?: () => Set<string>;
   /** Text → unit bge-m3 vector; absent when text mode is off. Throws 503 `embed_unavailable`. */
@@ -96,7 +98,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
     if (!query) throw invalid('vector: an all-zero vector has no direction');
   }
 
-  deps.sync();
+  await deps.catchUp();
   // Read once per request: both the filter and the response need the names.
   const sources = deps.store.listSources();
   const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);

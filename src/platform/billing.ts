@@ -182,6 +182,8 @@ export class Billing {
   #tailTo = 0;
   /** The fold worker (started by the first background fold). */
   #pool: Piscina | null = null;
+  /** Told of each group commit when it settles: its seconds and the entries that landed (none when it did not). Metrics listen (src/ops). */
+  readonly commitListeners = new Set<(seconds: number, landed: readonly JournalEntry[]) => void>();
 
   constructor(
     readonly store: Store,
@@ -457,6 +459,7 @@ export class Billing {
     const pos = (this.#tipPos += 1);
     const token = (this.#tipToken = newToken());
     this.#committing.push(b);
+    const t0 = performance.now();
     const next = () => {
       this.#committing.splice(this.#committing.indexOf(b), 1);
       this.#flush();
@@ -471,15 +474,29 @@ export class Billing {
           if (ok) this.#landed(pos, token, b);
           else this.#conflict(b);
           b.settle(ok);
+          this.#tell(t0, ok ? b.entries : []);
           next();
         },
         (e: unknown) => {
           // The commit failed: nothing of it is in LMDB.
           this.#conflict(b);
           b.fail(e);
+          this.#tell(t0, []);
           next();
         },
       );
+  }
+
+  #tell(t0: number, landed: readonly JournalEntry[]): void {
+    const seconds = (performance.now() - t0) / 1000;
+    for (const f of this.commitListeners) {
+      try {
+        f(seconds, landed);
+      } catch (e) {
+        // A listener never stops the commits behind this one.
+        this.log?.error({ err: e }, 'billing: a commit listener failed');
+      }
+    }
   }
 
   /**

@@ -23,18 +23,22 @@ export class Catalog {
   labels = 0;
 
   /**
-   * Catches up with LMDB: new revisions, and labels given to revisions stored earlier without
-   * vectors (`Store.attachChunks`). Returns how many revisions were added.
+   * Catches up with LMDB: new revisions (at most `max` of them a call, so a caller on the event
+   * loop can catch up a large import a slice at a time), then labels given to revisions stored
+   * earlier without vectors (`Store.attachChunks`). Returns how many revisions were added.
    */
-  catchUp(store: Store): number {
+  catchUp(store: Store, max = Infinity): number {
     const target = store.nextOrd();
     const labelTarget = store.nextLabel();
     if (target <= this.size && labelTarget <= this.labels) return 0;
-    const added = Math.max(0, target - this.size);
-    this.#reserve(target);
+    const end = Math.min(target, this.size + max);
+    const added = Math.max(0, end - this.size);
+    this.#reserve(end);
     if (labelTarget > this.labelOrd.length) this.labelOrd = grow(this.labelOrd, labelTarget, -1);
-    for (const { key: ord, value: r } of store.revisions.getRange({ start: this.size, end: target })) this.#set(ord, r);
-    this.size = Math.max(this.size, target);
+    for (const { key: ord, value: r } of store.revisions.getRange({ start: this.size, end })) this.#set(ord, r);
+    this.size = Math.max(this.size, end);
+    // Labels wait until every revision is in: a later revision's labels are not mapped yet.
+    if (this.size < target) return added;
     // Labels past the new revisions' ones belong to revisions embedded after they were stored.
     for (let label = this.labels; label < labelTarget; label++) {
       if (this.labelOrd[label] !== -1) continue;

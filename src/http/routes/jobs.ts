@@ -44,7 +44,16 @@ export function jobsRoutes(app: FastifyInstance, service: Service): void {
       security,
       querystring,
       response: {
-        200: { type: 'object', required: ['results', 'count', 'next_cursor'], properties: { results: { type: 'array', items: result }, count: { type: 'integer' }, next_cursor: { type: ['string', 'null'] } } },
+        200: {
+          type: 'object',
+          required: ['results', 'count', 'next_cursor', 'partial'],
+          properties: {
+            results: { type: 'array', items: result },
+            count: { type: 'integer' },
+            next_cursor: { type: ['string', 'null'] },
+            partial: { type: 'boolean', description: 'true while the keyword index is catching up with a large backlog: postings stored meanwhile may be missing.' },
+          },
+        },
         ...errorResponses(400, 401, 403, 429, 503),
       },
     },

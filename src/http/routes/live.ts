@@ -27,6 +27,20 @@ const envelope = {
   additionalProperties: true,
 } as const;
 
+/**
+ * The query string of endpoints taking `params`: each a string, declared (so OpenAPI lists
+ * them). Others are strings too: the framework answers them (unknown, or locked like `limit`)
+ * by name. A repeated parameter is an array and fails here, named (error-handler.ts).
+ */
+function liveQuery(params: Iterable<string>) {
+  const names = ['engine', ...new Set(params)];
+  return {
+    type: 'object',
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
+    additionalProperties: { type: 'string' },
+  } as const;
+}
+
 /** `engine` must be sent and name this family: anything else is 400 before a page is read. */
 function requireEngine(q: Query, allowed: readonly string[]): void {
   if (q.engine === undefined) throw new AppError('bad_parameter', `engine is required: ${allowed.join(', ')}`);
@@ -48,7 +62,7 @@ export function liveRoutes(app: FastifyInstance, service: Service): void {
   const route = (path: string, summary: string, endpoint: LiveEndpoint<any, any>, product: Product, engine: 'required' | 'optional') =>
     app.get<{ Querystring: Query }>(path, {
       config: { auth: 'bearer', product, badInput: 'bad_parameter' },
-      schema: { summary, security: [{ bearer: [] }], response: { 200: envelope, ...errors } },
+      schema: { summary, security: [{ bearer: [] }], querystring: liveQuery(Object.keys(endpoint.params)), response: { 200: envelope, ...errors } },
       handler: async (req) => {
         if (engine === 'required' || req.query.engine !== undefined) requireEngine(req.query, [endpoint.engine]);
         return run(endpoint, req.query, service);
@@ -56,18 +70,24 @@ export function liveRoutes(app: FastifyInstance, service: Service): void {
     });
   /** Several engines on one path, `engine` choosing (and metering as) one. */
   const choose = (path: string, summary: string, engines: Record<string, { endpoint: LiveEndpoint<any, any>; product: Product }>) => {
-    const names = Object.keys(engines);
+    const byName = new Map(Object.entries(engines));
+    const names = [...byName.keys()];
+    const any = byName.get(names[0])!;
     app.get<{ Querystring: Query }>(path, {
       config: {
         auth: 'bearer',
         badInput: 'bad_parameter',
-        // An unknown engine still needs a product to authorise against; the handler answers 400.
-        product: (req) => (engines[(req.query as Query).engine ?? ''] ?? Object.values(engines)[0]).product,
+        // An unknown engine (`constructor` included: a Map has no inherited keys) still needs a
+        // product to authorise against; the handler answers 400.
+        product: (req) => {
+          const engine = (req.query as Query).engine;
+          return (typeof engine === 'string' ? byName.get(engine) : undefined)?.product ?? any.product;
+        },
       },
-      schema: { summary, security: [{ bearer: [] }], response: { 200: envelope, ...errors } },
+      schema: { summary, security: [{ bearer: [] }], querystring: liveQuery(names.flatMap((n) => Object.keys(byName.get(n)!.endpoint.params))), response: { 200: envelope, ...errors } },
       handler: async (req) => {
         requireEngine(req.query, names);
-        return run(engines[req.query.engine!].endpoint, req.query, service);
+        return run(byName.get(req.query.engine!)!.endpoint, req.query, service);
       },
     });
   };

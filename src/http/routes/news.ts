@@ -27,11 +27,12 @@ const result = {
 
 const response200 = {
   type: 'object',
-  required: ['results', 'count', 'next_cursor'],
+  required: ['results', 'count', 'next_cursor', 'partial'],
   properties: {
     results: { type: 'array', items: result },
     count: { type: 'integer' },
     next_cursor: { type: ['string', 'null'] },
+    partial: { type: 'boolean', description: 'true while the keyword index is catching up with a large backlog (an import, a rebuild): articles stored meanwhile may be missing.' },
   },
 } as const;
 

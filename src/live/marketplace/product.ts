@@ -162,7 +162,8 @@ function specKey(text: string | null): string | null {
 
 /** key → value from the tables and detail-bullet lists, first occurrence wins. */
 function readSpecifications(doc: Document): { specs: Record<string, string>; rankEls: Element[] } {
-  const specs: Record<string, string> = {};
+  // Keys come from the page: a null prototype keeps `__proto__` or `constructor` plain keys.
+  const specs: Record<string, string> = Object.create(null);
   const rankEls: Element[] = [];
   const put = (key: string | null, value: string | null, el: Element) => {
     if (!key) return;
@@ -170,7 +171,7 @@ function readSpecifications(doc: Document): { specs: Record<string, string>; ran
       rankEls.push(el);
       return;
     }
-    if (NOT_SPEC.test(key) || !value || key in specs) return;
+    if (NOT_SPEC.test(key) || !value || Object.hasOwn(specs, key)) return;
     specs[key] = value;
   };
   const rows = doc.querySelectorAll(

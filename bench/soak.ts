@@ -1,0 +1,194 @@
+/**
+ * A soak (issue 21; not in CI): BENCH_SOAK_MINUTES (default 30) of mixed traffic against a
+ * server in a child process, printing its RSS, V8 heap and open descriptors every minute.
+ *
+ * Traffic, all at once: POST /v1/match (relevance and order=time, vectors drawn as users'
+ * queries are), GET /v1/news with an account's Bearer key (metered: every call charged), GET
+ * /v1/sources with a gateway key, an import of fresh revisions beside the server every two
+ * minutes (`newsmatch import` in its own process, as an operator would), and an ingest round
+ * every 30 s against a loopback feed site whose feeds gain items each round (article pages
+ * fetched and extracted).
+ *
+ * Goal: flat after warm-up, growth at most 5% over the last 20 minutes (the minute-10 sample
+ * against the last), and no error responses. Prints a table, then one line
+ * `soak: minutes=… rss_growth_pct=… heap_growth_pct=… fd_growth=… requests=… errors=…`.
+ * Never asserts.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/http/index.js';
+import { openService } from '../src/service.js';
+import { generateCorpus, writeCorpusJsonl, DIM } from '../test/helpers/corpus.js';
+import { articlePage, HTML, RSS, rss2, startFeedServer, type FeedEntry } from '../test/helpers/feed-server.js';
+import { Rng } from '../test/helpers/rng.js';
+import { forkServer } from './child.js';
+import { envInt } from './corpus.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dir = process.env.BENCH_DATA_DIR ?? '/tmp/newsmatch-soak';
+const GATEWAY_HOST = 'soak.gw';
+
+interface Ready {
+  port: number;
+  gateway: string;
+  customer: string;
+}
+
+interface Sample {
+  rssMB: number;
+  heapMB: number;
+  fds: number;
+  polls: number;
+}
+
+if (process.argv[2] === 'serve') {
+  const env = JSON.parse(process.argv[3]) as Record<string, string>;
+  const service = await openService(loadConfig(env));
+  const app = await buildApp(service);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as { port: number }).port;
+  const gateway = service.keys.create({ scheme: 'gateway', name: 'soak gateway' }).secret;
+  const account = service.billing.createAccount('soak customer');
+  service.billing.grant(account.id, 10_000_000);
+  // A plan whose rate limit the soak's news load stays under (free's would answer 429).
+  service.billing.subscribe(account.id, 'news', 'mega');
+  const customer = service.keys.create({ scheme: 'bearer', name: 'soak customer', account: account.id }).secret;
+  const feedBase = env.SOAK_FEED_BASE;
+  for (let d = 0; d < 3; d++) service.outlets.add({ name: `Soak Desk ${d}`, homepage: `${feedBase}/d${d}/`, feeds: [`${feedBase}/d${d}/feed.xml`], fetchArticles: true, interval: '5m' });
+  const poller = service.createPoller();
+  let polls = 0;
+  const poll = setInterval(() => {
+    void poller.round({ force: true }).then(() => polls++);
+  }, 30_000);
+  service.news.startBackground();
+  process.on('message', (m: string) => {
+    if (m === 'sample') {
+      const mem = process.memoryUsage();
+      process.send!({ rssMB: mem.rss / 1e6, heapMB: mem.heapUsed / 1e6, fds: fs.readdirSync('/proc/self/fd').length, polls } satisfies Sample);
+    } else if (m === 'close') {
+      clearInterval(poll);
+      void poller
+        .stop()
+        .then(() => app.close())
+        .then(() => service.close())
+        .then(() => process.exit(0));
+    }
+  });
+  process.send!({ port, gateway, customer } satisfies Ready);
+} else {
+  const minutes = envInt('BENCH_SOAK_MINUTES', 30);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const env = { DATA_DIR: path.join(dir, 'data'), GATEWAY_HOST, LOG_LEVEL: 'warn', INGEST_ALLOW_PRIVATE: 'on' };
+
+  // The corpus the server starts with, imported before it opens.
+  const first = generateCorpus({ seed: 1, articles: 1500 });
+  writeCorpusJsonl(first, path.join(dir, 'corpus-0.jsonl'));
+  const runCli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  const imp = runCli(['import', path.join(dir, 'corpus-0.jsonl')]);
+  if (imp.status !== 0) throw new Error(`import: ${imp.stderr}`);
+
+  // The loopback news site: each round adds an item (and its page) to every desk's feed.
+  const site = await startFeedServer();
+  const items: FeedEntry[][] = [[], [], []];
+  let round = 0;
+  const grow = () => {
+    round++;
+    for (let d = 0; d < 3; d++) {
+      const link = `${site.base}/d${d}/story-${round}.html`;
+      const date = Math.floor(Date.now() / 1000);
+      const text = `Story ${round} of desk ${d}. ${'The harbour authority said the new cranes would arrive next spring, and the unions asked for talks. '.repeat(8)}`;
+      site.set(`/d${d}/story-${round}.html`, { body: articlePage({ headline: `Desk ${d} story ${round}`, text, date }), type: HTML });
+      items[d].unshift({ title: `Desk ${d} story ${round}`, link, date, description: `Story ${round}.` });
+      items[d].length = Math.min(items[d].length, 20);
+      site.set(`/d${d}/feed.xml`, { body: rss2(`Desk ${d}`, items[d]), type: RSS });
+    }
+  };
+  grow();
+  const growing = setInterval(grow, 30_000);
+
+  const { ask } = forkServer(fileURLToPath(import.meta.url), ['serve', JSON.stringify({ ...env, SOAK_FEED_BASE: site.base })]);
+  const ready = await ask<Ready>(null);
+  const base = `http://127.0.0.1:${ready.port}`;
+  console.log(`server on ${base}; ${minutes} minutes of mixed traffic`);
+
+  // Query bodies: topic directions with noise (not stored rows), and far ones.
+  const rng = new Rng(7);
+  const unit = (v: number[]) => {
+    const n = Math.hypot(...v);
+    return v.map((x) => x / n);
+  };
+  const stored = first.revisions.slice(0, 40).map((r) => r.chunks[0].raw);
+  const bodies: string[] = [];
+  for (let i = 0; i < 64; i++) {
+    const near = i % 8 !== 7;
+    const v = near ? unit(Array.from(stored[i % stored.length], (x) => x + rng.gauss() * 0.03)) : unit(Array.from({ length: DIM }, () => rng.gauss()));
+    bodies.push(JSON.stringify(i % 2 ? { vector: v, order: 'relevance', limit: 20 } : { vector: v, order: 'time', limit: 20, min_score: near ? 0.6 : 0.2 }));
+  }
+  const words = ['harbour', 'strike', 'rates', 'election', 'wildfire OR drought', '"the port"', 'chips -rail', 'vaccine', 'cranes', 'unions'];
+
+  const statuses = new Map<number, number>();
+  let requests = 0;
+  const run = (opts: autocannon.Options) =>
+    new Promise<void>((resolve) => {
+      const inst = autocannon(opts, () => resolve());
+      inst.on('response', (_client: unknown, status: number) => {
+        requests++;
+        if (status >= 300) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      });
+    });
+  const gw = { 'x-gateway-key': ready.gateway, 'x-gateway-host': GATEWAY_HOST, 'content-type': 'application/json' };
+  let b = 0;
+  let w = 0;
+  const minute = async () => {
+    await Promise.all([
+      run({ url: base, connections: 2, duration: 55, headers: gw, requests: [{ method: 'POST', path: '/v1/match', setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[b++ % bodies.length] }) }] }),
+      // 10 a second: under the plan's 20 a second, so every call is served and charged.
+      run({ url: base, connections: 1, duration: 55, overallRate: 10, headers: { authorization: `Bearer ${ready.customer}` }, requests: [{ method: 'GET', setupRequest: (r: autocannon.Request) => ({ ...r, path: `/v1/news?q=${encodeURIComponent(words[w++ % words.length])}&limit=10` }) }] }),
+      run({ url: base, connections: 1, duration: 55, headers: gw, requests: [{ method: 'GET', path: '/v1/sources' }] }),
+    ]);
+  };
+
+  const samples: Sample[] = [];
+  console.log(`${'min'.padStart(4)} ${'rss MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'fds'.padStart(5)} ${'polls'.padStart(6)} ${'requests'.padStart(9)} ${'imports'.padStart(8)}  non-2xx`);
+  let imports = 0;
+  for (let m = 1; m <= minutes; m++) {
+    // An import beside the server every two minutes: fresh revisions, its own process.
+    const importing =
+      m % 2 === 0
+        ? (async () => {
+            const file = path.join(dir, `corpus-${m}.jsonl`);
+            writeCorpusJsonl(generateCorpus({ seed: 1000 + m, articles: 150, start: new Date(Date.now() - 86_400_000 * 30).toISOString() }), file);
+            const r = runCli(['import', file]);
+            if (r.status === 0) imports++;
+            else console.log(`import failed: ${r.stderr.slice(0, 300)}`);
+            fs.rmSync(file);
+          })()
+        : Promise.resolve();
+    await Promise.all([minute(), importing]);
+    const s = await ask<Sample>('sample');
+    samples.push(s);
+    console.log(
+      `${String(m).padStart(4)} ${s.rssMB.toFixed(0).padStart(8)} ${s.heapMB.toFixed(0).padStart(8)} ${String(s.fds).padStart(5)} ${String(s.polls).padStart(6)} ${String(requests).padStart(9)} ${String(imports).padStart(8)}  ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ') || '-'}`,
+    );
+  }
+  clearInterval(growing);
+  await ask('close').catch(() => undefined);
+  await site.close();
+
+  // Growth over the last 20 minutes: the sample at minutes - 20 (or the first after warm-up)
+  // against the mean of the last three.
+  const from = samples[Math.max(0, samples.length - 21)];
+  const last = samples.slice(-3);
+  const mean = (f: (s: Sample) => number) => last.reduce((a, s) => a + f(s), 0) / last.length;
+  const pct = (a: number, b: number) => ((b - a) / a) * 100;
+  const errors = [...statuses.values()].reduce((a, b) => a + b, 0);
+  console.log(
+    `soak: minutes=${minutes} rss_growth_pct=${pct(from.rssMB, mean((s) => s.rssMB)).toFixed(1)} heap_growth_pct=${pct(from.heapMB, mean((s) => s.heapMB)).toFixed(1)} ` +
+      `fd_growth=${(mean((s) => s.fds) - from.fds).toFixed(0)} requests=${requests} imports=${imports} polls=${samples.at(-1)?.polls ?? 0} errors=${errors}`,
+  );
+}

@@ -1,0 +1,43 @@
+/**
+ * The keyword index's writer thread (write-worker.ts): one, so that the server's own catch-ups
+ * never wait for each other's write lock, kept until close (its handles are closed there, on it).
+ */
+import { Piscina } from 'piscina';
+import { workerFile } from '../worker-file.js';
+import type { Corpus } from './db.js';
+import type { WriteTask } from './write-worker.js';
+
+export class KeywordWriter {
+  #pool: Piscina | null = null;
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #closed = false;
+
+  constructor(
+    /** The store's directory (Store.path). */
+    readonly store: string,
+    readonly file: string,
+  ) {}
+
+  /** Indexes up to `budget` records of `corpus` on the writer thread; resolves with how many. */
+  run(corpus: Corpus, budget: number): Promise<number> {
+    if (this.#closed) return Promise.resolve(0);
+    this.#pool ??= new Piscina({ ...workerFile(import.meta.url, 'write-worker'), minThreads: 0, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    const task: WriteTask = { store: this.store, file: this.file, corpus, budget };
+    const p = (this.#pool.run(task) as Promise<{ done: number }>).then((r) => r.done);
+    this.#inFlight.add(p);
+    void p.catch(() => undefined).finally(() => this.#inFlight.delete(p));
+    return p;
+  }
+
+  /** Lets the task in flight finish (a task ends between transactions), then closes the thread's handles. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#inFlight].map((p) => p.catch(() => undefined)));
+    const pool = this.#pool;
+    this.#pool = null;
+    if (pool) {
+      if (pool.threads.length > 0) await pool.run({ store: this.store, file: this.file, corpus: 'news', budget: 0, close: true } satisfies WriteTask);
+      await pool.destroy();
+    }
+  }
+}

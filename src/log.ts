@@ -1,0 +1,63 @@
+/**
+ * The service's logger: pino, with keys kept out of every line. Keys travel in headers
+ * (redacted by path) and, by mistake, in query strings (`?api_key=nmb_…`): a request's URL is
+ * logged with the values of key-like parameters and anything shaped like a key replaced.
+ */
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** Query parameters whose values are secrets whatever they look like. */
+const SECRET_PARAMS = /^(api[_-]?key|key|token|access[_-]?token|secret|password|auth(orization)?)$/i;
+/** Our key format (platform/keys.ts): nmg_ or nmb_ and base64url. */
+const KEY_SHAPED = /nm[gb]_[A-Za-z0-9_-]{8,}/g;
+
+/** `url` with secret parameter values and key-shaped text replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = (q < 0 ? url : url.slice(0, q)).replace(KEY_SHAPED, '[redacted]');
+  if (q < 0) return path;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      let name = eq < 0 ? pair : pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape is kept as sent; it is still checked below.
+      }
+      if (eq >= 0 && SECRET_PARAMS.test(name.trim())) return `${pair.slice(0, eq)}=[redacted]`;
+      let decoded = pair;
+      try {
+        decoded = decodeURIComponent(pair.replace(/\+/g, ' '));
+      } catch {
+        // as above
+      }
+      KEY_SHAPED.lastIndex = 0;
+      return KEY_SHAPED.test(decoded) ? `${pair.slice(0, eq < 0 ? pair.length : eq)}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${path}?${query}`;
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  ip?: string;
+  host?: string;
+  socket?: { remotePort?: number };
+}
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: ['req.headers.authorization', 'req.headers["x-gateway-key"]'],
+      serializers: {
+        // Fastify's request line, its URL redacted (Fastify takes an instance's own serializers).
+        req: (req: LoggedRequest) => ({ method: req.method, url: redactUrl(req.url ?? ''), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+      },
+    },
+    destination,
+  );
+}
