@@ -2,9 +2,9 @@
  * A soak (issue 21; not in CI): BENCH_SOAK_MINUTES (default 30) of mixed traffic against a
  * server in a child process, printing its RSS, V8 heap and open descriptors every minute.
  *
- * Traffic, all at once: POST /v1/match (relevance and order=time, vectors drawn as users'
- * queries are), GET /v1/news with an account's Bearer key (metered: every call charged), GET
- * /v1/sources with a gateway key, an import of fresh revisions beside the server every two
+ * Traffic, all at once and paced (150, 10 and 100 a second): POST /v1/match (relevance and
+ * order=time, vectors drawn as users' queries are), GET /v1/news with an account's Bearer key
+ * (metered: every call charged), GET /v1/sources with a gateway key, an import of fresh revisions beside the server every two
  * minutes (`newsmatch import` in its own process, as an operator would), and an ingest round
  * every 30 s against a loopback feed site whose feeds gain items each round (article pages
  * fetched and extracted).
@@ -146,10 +146,11 @@ if (process.argv[2] === 'serve') {
   let w = 0;
   const minute = async () => {
     await Promise.all([
-      run({ url: base, connections: 2, duration: 55, headers: gw, requests: [{ method: 'POST', path: '/v1/match', setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[b++ % bodies.length] }) }] }),
+      // Paced, not flat out: a soak looks for growth over time, and the machine stays usable.
+      run({ url: base, connections: 2, duration: 55, overallRate: 150, headers: gw, requests: [{ method: 'POST', path: '/v1/match', setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[b++ % bodies.length] }) }] }),
       // 10 a second: under the plan's 20 a second, so every call is served and charged.
       run({ url: base, connections: 1, duration: 55, overallRate: 10, headers: { authorization: `Bearer ${ready.customer}` }, requests: [{ method: 'GET', setupRequest: (r: autocannon.Request) => ({ ...r, path: `/v1/news?q=${encodeURIComponent(words[w++ % words.length])}&limit=10` }) }] }),
-      run({ url: base, connections: 1, duration: 55, headers: gw, requests: [{ method: 'GET', path: '/v1/sources' }] }),
+      run({ url: base, connections: 1, duration: 55, overallRate: 100, headers: gw, requests: [{ method: 'GET', path: '/v1/sources' }] }),
     ]);
   };
 
