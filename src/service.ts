@@ -20,9 +20,9 @@ import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './pl
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
 
-/** Revisions and chunks a catch-up slice reads in (~10 ms each on the event loop). */
+/** Revisions and chunks a catch-up slice reads in (each ~10 ms on the event loop, on this 2-core box). */
 const CATCH_UP_REVISIONS = 2000;
-const CATCH_UP_CHUNKS = 2048;
+const CATCH_UP_CHUNKS = 1024;
 
 export interface Service extends MatchDeps {
   config: Config;
