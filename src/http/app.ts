@@ -9,7 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
-import { clientErrorHandler, limitConnections, onRefusedSocket } from './door.js';
+import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering.js';
 import { accountRoutes } from './routes/account.js';
@@ -46,13 +46,8 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     // A null-prototype object (`__proto__` is a parameter like any other); a repeated
     // parameter is an array, which every query schema's `type: string` refuses by name.
     routerOptions: { querystringParser: (str) => querystring.parse(str) },
-    // Nothing may hold a socket: headers, the whole request, idle and keep-alive all time out,
-    // and the parser's own failures leave in the catalogue's shape (door.ts).
-    http: { headersTimeout: service.config.httpHeadersTimeoutMs, requestTimeout: service.config.httpRequestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, service.config.httpHeadersTimeoutMs) },
-    requestTimeout: service.config.httpRequestTimeoutMs,
-    connectionTimeout: service.config.httpIdleTimeoutMs,
-    keepAliveTimeout: service.config.httpKeepAliveTimeoutMs,
-    clientErrorHandler,
+    // Timeouts and the parser's failures in the catalogue's shape (door.ts).
+    ...doorOptions(service.config),
   });
   limitConnections(app.server, { maxConnections: service.config.httpMaxConnections, maxConnectionsPerIp: service.config.httpMaxConnectionsPerIp });
 

@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Config } from '../config.js';
 import { AppError, type ErrorName } from '../errors.js';
 
 /** A whole HTTP/1.1 response with an error body, written on a socket that is then closed. */
@@ -33,6 +34,21 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
         ? rawError('request_timeout')
         : rawError('bad_request', 'the request is not valid HTTP/1.1');
   socket.end(response);
+}
+
+/**
+ * The server options of a listener (the API's and the metrics listener's): nothing may hold a
+ * socket, so headers, the whole request, idle and keep-alive all time out, and the parser's
+ * failures are answered by clientErrorHandler.
+ */
+export function doorOptions(config: Config) {
+  return {
+    http: { headersTimeout: config.httpHeadersTimeoutMs, requestTimeout: config.httpRequestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, config.httpHeadersTimeoutMs) },
+    requestTimeout: config.httpRequestTimeoutMs,
+    connectionTimeout: config.httpIdleTimeoutMs,
+    keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+    clientErrorHandler,
+  };
 }
 
 export interface DoorLimits {

@@ -16,6 +16,7 @@ import { AppError } from '../../errors.js';
 import { countResponses, OpsMetrics, startCatchUp, unmetConditions } from '../../ops/index.js';
 import { OPERATOR } from '../../platform/index.js';
 import type { Service } from '../../service.js';
+import { doorOptions, limitConnections } from '../door.js';
 import { errorHandler } from '../error-handler.js';
 import { errorResponses } from '../schemas.js';
 
@@ -115,7 +116,9 @@ export function opsRoutes(app: FastifyInstance, service: Service): void {
 
 /** The METRICS_LISTEN app: the three routes, no key, and 404 in the catalogue's shape for anything else. */
 function buildOpsListener(service: Service, metrics: OpsMetrics): FastifyInstance {
-  const app = Fastify({ loggerInstance: service.log as FastifyBaseLogger, return503OnClosing: true });
+  // The API's door: the same timeouts and caps (a scraper's address is one client like any).
+  const app = Fastify({ loggerInstance: service.log as FastifyBaseLogger, return503OnClosing: true, ...doorOptions(service.config) });
+  limitConnections(app.server, { maxConnections: service.config.httpMaxConnections, maxConnectionsPerIp: service.config.httpMaxConnectionsPerIp });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req) => {
     throw new AppError('not_found', `no endpoint ${req.method} ${req.url.split('?')[0]} on the metrics listener (it serves /metrics, /healthz and /readyz)`);
