@@ -343,48 +343,53 @@ function newsFilter(service: Awaited<ReturnType<typeof openService>>, p: NewsPar
 /** timeLoop for calls that answer a promise (searchNews reads on the keyword threads): each awaited in turn. */
 async function timeLoopAsync(seconds: number, calls: (() => Promise<unknown>)[]): Promise<Loop> {
   for (const c of calls) await c();
-  const perQuery = new Float64Array(calls.length);
-  const lat: number[] = [];
-  let passes = 0;
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
+  const t = new Timing(calls.length);
+  const end = performance.now() + seconds * 1000;
   do {
     for (let k = 0; k < calls.length; k++) {
       const s = performance.now();
       await calls[k]();
-      const d = performance.now() - s;
-      lat.push(d);
-      perQuery[k] += d;
+      t.add(k, performance.now() - s);
     }
-    passes++;
+    t.passes++;
   } while (performance.now() < end);
-  const ms = performance.now() - t0;
-  const sorted = Float64Array.from(lat).sort();
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return { qps: lat.length / (ms / 1000), calls: lat.length, p50: pct(50), p99: pct(99), perQuery: Array.from(perQuery, (v) => v / passes) };
+  return t.loop();
+}
+
+/** Latencies of a timed loop, per call and per query of the mix. */
+class Timing {
+  readonly perQuery: Float64Array;
+  readonly lat: number[] = [];
+  passes = 0;
+  readonly t0 = performance.now();
+  constructor(queries: number) {
+    this.perQuery = new Float64Array(queries);
+  }
+  add(k: number, ms: number): void {
+    this.lat.push(ms);
+    this.perQuery[k] += ms;
+  }
+  loop(): Loop {
+    const ms = performance.now() - this.t0;
+    const sorted = Float64Array.from(this.lat).sort();
+    const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+    return { qps: this.lat.length / (ms / 1000), calls: this.lat.length, p50: pct(50), p99: pct(99), perQuery: Array.from(this.perQuery, (v) => v / this.passes) };
+  }
 }
 
 function timeLoop(seconds: number, calls: (() => unknown)[]): Loop {
   for (const c of calls) c();
-  const perQuery = new Float64Array(calls.length);
-  const lat: number[] = [];
-  let passes = 0;
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
+  const t = new Timing(calls.length);
+  const end = performance.now() + seconds * 1000;
   do {
     for (let k = 0; k < calls.length; k++) {
       const s = performance.now();
       calls[k]();
-      const d = performance.now() - s;
-      lat.push(d);
-      perQuery[k] += d;
+      t.add(k, performance.now() - s);
     }
-    passes++;
+    t.passes++;
   } while (performance.now() < end);
-  const ms = performance.now() - t0;
-  const sorted = Float64Array.from(lat).sort();
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return { qps: lat.length / (ms / 1000), calls: lat.length, p50: pct(50), p99: pct(99), perQuery: Array.from(perQuery, (v) => v / passes) };
+  return t.loop();
 }
 
 /** Pads to a terminal width: CJK and full-width characters take two columns. */

@@ -54,3 +54,16 @@ export const articleFields = {
   event_time: { type: 'string', format: 'date-time' },
 } as const;
 export const ARTICLE_FIELDS = Object.keys(articleFields) as (keyof typeof articleFields)[];
+
+/** A page of keyword results (/v1/news, /v1/jobs): the rows, keyset paging, and whether the index was still catching up. */
+export const keywordPage = (result: Record<string, unknown>, partial: string) =>
+  ({
+    type: 'object',
+    required: ['results', 'count', 'next_cursor', 'partial'],
+    properties: {
+      results: { type: 'array', items: result },
+      count: { type: 'integer' },
+      next_cursor: { type: ['string', 'null'] },
+      partial: { type: 'boolean', description: `true while the keyword index is catching up with a large backlog: ${partial} stored meanwhile may be missing.` },
+    },
+  }) as const;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { searchJobs, type JobsParams } from '../../jobs/search-jobs.js';
 import type { Service } from '../../service.js';
-import { errorResponses, queryString, security } from '../schemas.js';
+import { errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
 const querystring = queryString({
   q: { maxLength: 1000, description: 'Keywords over title, company, location, skills and description (the /v1/news query language).' },
@@ -44,16 +44,7 @@ export function jobsRoutes(app: FastifyInstance, service: Service): void {
       security,
       querystring,
       response: {
-        200: {
-          type: 'object',
-          required: ['results', 'count', 'next_cursor', 'partial'],
-          properties: {
-            results: { type: 'array', items: result },
-            count: { type: 'integer' },
-            next_cursor: { type: ['string', 'null'] },
-            partial: { type: 'boolean', description: 'true while the keyword index is catching up with a large backlog: postings stored meanwhile may be missing.' },
-          },
-        },
+        200: keywordPage(result, 'postings'),
         ...errorResponses(400, 401, 403, 429, 503),
       },
     },

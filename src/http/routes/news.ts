@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NEWS_SORTS, Q_MAX, searchNews, type NewsParams } from '../../keyword/search-news.js';
 import type { Service } from '../../service.js';
-import { ARTICLE_FIELDS, articleFields, errorResponses, queryString, security } from '../schemas.js';
+import { ARTICLE_FIELDS, articleFields, errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
 const querystring = queryString({
   q: { maxLength: Q_MAX, description: 'Keywords, all required; "a phrase", a OR b, -excluded, prefix*. Case, diacritics and width are folded.' },
@@ -25,16 +25,7 @@ const result = {
   },
 } as const;
 
-const response200 = {
-  type: 'object',
-  required: ['results', 'count', 'next_cursor', 'partial'],
-  properties: {
-    results: { type: 'array', items: result },
-    count: { type: 'integer' },
-    next_cursor: { type: ['string', 'null'] },
-    partial: { type: 'boolean', description: 'true while the keyword index is catching up with a large backlog (an import, a rebuild): articles stored meanwhile may be missing.' },
-  },
-} as const;
+const response200 = keywordPage(result, 'articles (an import, a rebuild)');
 
 export function newsRoutes(app: FastifyInstance, service: Service): void {
   app.get<{ Querystring: NewsParams }>('/v1/news', {
