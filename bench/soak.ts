@@ -1,42 +1,36 @@
 /**
- * A soak (issue 21; not in CI): BENCH_SOAK_MINUTES (default 30) of mixed traffic against a
- * server in a child process, printing its RSS, V8 heap and open descriptors every minute.
+ * A soak (issue 21; not in CI): BENCH_SOAK_MINUTES (default 30) of mixed traffic against the
+ * server as users run it (`npm run build`, then `node dist/src/cli.js serve` with INGEST=on),
+ * printing its RSS, V8 heap and open descriptors every minute, read from its own /metrics
+ * (`process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`, `process_open_fds`) with
+ * an operator key. (Served from source under tsx, every worker thread start leaks the tsx
+ * cache's file handles: that is tsx's, not the server's, so the soak runs the build.)
  *
  * Traffic, all at once and paced (150, 10 and 100 a second): POST /v1/match (relevance and
  * order=time, vectors drawn as users' queries are), GET /v1/news with an account's Bearer key
- * (metered: every call charged), GET /v1/sources with a gateway key, an import of fresh revisions beside the server every two
- * minutes (`newsmatch import` in its own process, as an operator would), and an ingest round
- * every 30 s against a loopback feed site whose feeds gain items each round (article pages
- * fetched and extracted).
+ * (metered: every call charged), GET /v1/sources with a gateway key, an import of fresh
+ * revisions beside the server every two minutes (`newsmatch import` in its own process, as an
+ * operator would), and the server's own ingest loop polling three outlets every 30 s on a
+ * loopback feed site whose feeds gain items every 30 s (article pages fetched and extracted).
  *
- * Goal: flat after warm-up, growth at most 5% over the last 20 minutes (the minute-10 sample
- * against the last), and no error responses. Prints a table, then one line
- * `soak: minutes=… rss_growth_pct=… heap_growth_pct=… fd_growth=… requests=… errors=…`.
- * Never asserts.
+ * Goal: flat after warm-up, growth at most 5% over the last 20 minutes (the sample 20 minutes
+ * before the end against the mean of the last three), and no error responses. Prints a table,
+ * then one line `soak: minutes=… rss_growth_pct=… heap_growth_pct=… fd_growth=… requests=…
+ * errors=…`. Never asserts.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/index.js';
-import { openService } from '../src/service.js';
 import { generateCorpus, writeCorpusJsonl, DIM } from '../test/helpers/corpus.js';
 import { articlePage, HTML, RSS, rss2, startFeedServer, type FeedEntry } from '../test/helpers/feed-server.js';
 import { Rng } from '../test/helpers/rng.js';
-import { forkServer } from './child.js';
 import { envInt } from './corpus.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = process.env.BENCH_DATA_DIR ?? '/tmp/newsmatch-soak';
 const GATEWAY_HOST = 'soak.gw';
-
-interface Ready {
-  port: number;
-  gateway: string;
-  customer: string;
-}
 
 interface Sample {
   rssMB: number;
@@ -45,50 +39,25 @@ interface Sample {
   polls: number;
 }
 
-if (process.argv[2] === 'serve') {
-  const env = JSON.parse(process.argv[3]) as Record<string, string>;
-  const service = await openService(loadConfig(env));
-  const app = await buildApp(service);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as { port: number }).port;
-  const gateway = service.keys.create({ scheme: 'gateway', name: 'soak gateway' }).secret;
-  const account = service.billing.createAccount('soak customer');
-  service.billing.grant(account.id, 10_000_000);
-  // A plan whose rate limit the soak's news load stays under (free's would answer 429).
-  service.billing.subscribe(account.id, 'news', 'mega');
-  const customer = service.keys.create({ scheme: 'bearer', name: 'soak customer', account: account.id }).secret;
-  const feedBase = env.SOAK_FEED_BASE;
-  for (let d = 0; d < 3; d++) service.outlets.add({ name: `Soak Desk ${d}`, homepage: `${feedBase}/d${d}/`, feeds: [`${feedBase}/d${d}/feed.xml`], fetchArticles: true, interval: '5m' });
-  const poller = service.createPoller();
-  let polls = 0;
-  const poll = setInterval(() => {
-    void poller.round({ force: true }).then(() => polls++);
-  }, 30_000);
-  service.news.startBackground();
-  process.on('message', (m: string) => {
-    if (m === 'sample') {
-      const mem = process.memoryUsage();
-      process.send!({ rssMB: mem.rss / 1e6, heapMB: mem.heapUsed / 1e6, fds: fs.readdirSync('/proc/self/fd').length, polls } satisfies Sample);
-    } else if (m === 'close') {
-      clearInterval(poll);
-      void poller
-        .stop()
-        .then(() => app.close())
-        .then(() => service.close())
-        .then(() => process.exit(0));
-    }
-  });
-  process.send!({ port, gateway, customer } satisfies Ready);
-} else {
+/** One value of a Prometheus text exposition (the sum over its label sets). */
+function metric(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+{
   const minutes = envInt('BENCH_SOAK_MINUTES', 30);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const env = { DATA_DIR: path.join(dir, 'data'), GATEWAY_HOST, LOG_LEVEL: 'warn', INGEST_ALLOW_PRIVATE: 'on' };
+  const built = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`npm run build: ${built.stdout}${built.stderr}`);
 
   // The corpus the server starts with, imported before it opens.
   const first = generateCorpus({ seed: 1, articles: 1500 });
   writeCorpusJsonl(first, path.join(dir, 'corpus-0.jsonl'));
-  const runCli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  const runCli = (args: string[]) => spawnSync(process.execPath, ['dist/src/cli.js', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
   const imp = runCli(['import', path.join(dir, 'corpus-0.jsonl')]);
   if (imp.status !== 0) throw new Error(`import: ${imp.stderr}`);
 
@@ -111,10 +80,45 @@ if (process.argv[2] === 'serve') {
   grow();
   const growing = setInterval(grow, 30_000);
 
-  const { ask } = forkServer(fileURLToPath(import.meta.url), ['serve', JSON.stringify({ ...env, SOAK_FEED_BASE: site.base })]);
-  const ready = await ask<Ready>(null);
-  const base = `http://127.0.0.1:${ready.port}`;
-  console.log(`server on ${base}; ${minutes} minutes of mixed traffic`);
+  // The operator's set-up, with the CLI: keys, a customer on a plan whose rate the news load
+  // stays under, the outlets (each polled every 30 s by the server's ingest loop).
+  const lastLine = (args: string[]) => {
+    const r = runCli(args);
+    if (r.status !== 0) throw new Error(`newsmatch ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim().split('\n').at(-1)!.trim();
+  };
+  const operator = lastLine(['keys', 'create', '--name', 'soak metrics']);
+  const gateway = lastLine(['keys', 'create', '--scheme', 'gateway', '--name', 'soak gateway']);
+  const account = lastLine(['accounts', 'create', '--name', 'soak customer']);
+  lastLine(['credits', 'buy', '--account', account, '--credits', '10000000']);
+  lastLine(['subscribe', '--account', account, '--product', 'news', '--plan', 'mega']);
+  const customer = lastLine(['keys', 'create', '--account', account, '--name', 'soak customer']);
+  for (let d = 0; d < 3; d++) lastLine(['sources', 'add', '--name', `Soak Desk ${d}`, '--homepage', `${site.base}/d${d}/`, '--feed', `${site.base}/d${d}/feed.xml`, '--fetch-articles', '--interval', '30s']);
+
+  const server = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/src/cli.js', 'serve', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, INGEST: 'on', NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  server.stdout.on('data', (d) => (out += d));
+  server.stderr.on('data', (d) => (out += d));
+  while (!/Server listening at (http:\/\/127\.0\.0\.1:\d+)/.test(out)) {
+    if (server.exitCode !== null) throw new Error(`server exited: ${out.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
+  const sample = async (): Promise<Sample> => {
+    const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${operator}` } })).text();
+    return {
+      rssMB: metric(text, 'process_resident_memory_bytes') / 1e6,
+      heapMB: metric(text, 'nodejs_heap_size_used_bytes') / 1e6,
+      fds: metric(text, 'process_open_fds'),
+      polls: metric(text, 'newsmatch_ingest_outlet_polls_total'),
+    };
+  };
+  const ready = { gateway, customer };
+  console.log(`server on ${base} (dist/src/cli.js serve); ${minutes} minutes of mixed traffic`);
 
   // Query bodies: topic directions with noise (not stored rows), and far ones.
   const rng = new Rng(7);
@@ -171,14 +175,16 @@ if (process.argv[2] === 'serve') {
           })()
         : Promise.resolve();
     await Promise.all([minute(), importing]);
-    const s = await ask<Sample>('sample');
+    const s = await sample();
     samples.push(s);
     console.log(
       `${String(m).padStart(4)} ${s.rssMB.toFixed(0).padStart(8)} ${s.heapMB.toFixed(0).padStart(8)} ${String(s.fds).padStart(5)} ${String(s.polls).padStart(6)} ${String(requests).padStart(9)} ${String(imports).padStart(8)}  ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ') || '-'}`,
     );
   }
   clearInterval(growing);
-  await ask('close').catch(() => undefined);
+  const exited = new Promise((r) => server.once('exit', r));
+  server.kill('SIGTERM');
+  await exited;
   await site.close();
 
   // Growth over the last 20 minutes: the sample at minutes - 20 (or the first after warm-up)
