@@ -20,6 +20,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -95,19 +96,27 @@ function metric(text: string, name: string): number {
   const customer = lastLine(['keys', 'create', '--account', account, '--name', 'soak customer']);
   for (let d = 0; d < 3; d++) lastLine(['sources', 'add', '--name', `Soak Desk ${d}`, '--homepage', `${site.base}/d${d}/`, '--feed', `${site.base}/d${d}/feed.xml`, '--fetch-articles', '--interval', '30s']);
 
-  const server = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/src/cli.js', 'serve', '--port', '0'], {
+  // A free port, then the server on it (LOG_LEVEL=warn keeps its "listening" line quiet):
+  // ready once /healthz answers.
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  const server = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/src/cli.js', 'serve', '--port', String(port)], {
     cwd: ROOT,
     env: { ...process.env, ...env, INGEST: 'on', NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let out = '';
-  server.stdout.on('data', (d) => (out += d));
-  server.stderr.on('data', (d) => (out += d));
-  while (!/Server listening at (http:\/\/127\.0\.0\.1:\d+)/.test(out)) {
-    if (server.exitCode !== null) throw new Error(`server exited: ${out.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
+  let errors = '';
+  server.stderr.on('data', (d) => (errors = (errors + d).slice(-4000)));
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`server exited: ${errors}`);
+    if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break;
+    await new Promise((r) => setTimeout(r, 200));
   }
-  const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
   const sample = async (): Promise<Sample> => {
     const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${operator}` } })).text();
     return {
