@@ -109,11 +109,11 @@ function metric(text: string, name: string): number {
     env: { ...process.env, ...env, INGEST: 'on', NODE_OPTIONS: '' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let errors = '';
-  server.stderr.on('data', (d) => (errors = (errors + d).slice(-4000)));
+  let stderr = '';
+  server.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const base = `http://127.0.0.1:${port}`;
   for (;;) {
-    if (server.exitCode !== null) throw new Error(`server exited: ${errors}`);
+    if (server.exitCode !== null) throw new Error(`server exited: ${stderr}`);
     if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break;
     await new Promise((r) => setTimeout(r, 200));
   }
