@@ -178,6 +178,12 @@ export const settings = {
     parse: urlTemplate('q', 'location', 'start', 'page'),
     doc: 'The job board\'s search results page: `{q}`, `{location}`, `{start}` (0-based offset, 10 a page) and `{page}` filled in.',
   },
+  jobBoardLayout: {
+    env: 'JOB_BOARD_LAYOUT',
+    default: 'indeed',
+    parse: oneOf('indeed', 'linkedin'),
+    doc: 'How `engine=job_boards` reads the `JOB_BOARD_URL` page: `indeed` (its search page, the embedded job JSON first, the cards second) or `linkedin` (the guest search fragment; set `JOB_BOARD_URL` to e.g. `https://www.linkedin.com/jobs-guest/jobs/api/seeMoreJobPostings/search?keywords={q}&location={location}&start={start}`, else start-up stops). Both give the same fields.',
+  },
   contactsBaseUrl: {
     env: 'CONTACTS_BASE_URL',
     default: 'https://{domain}',
@@ -228,6 +234,9 @@ export function loadConfig(
   if (config.modelDir !== undefined) config.modelDir = path.resolve(config.modelDir);
   if (config.chunkMinTokens > config.chunkMaxTokens) {
     throw new ConfigError(`CHUNK_MIN_TOKENS (${config.chunkMinTokens}) must not exceed CHUNK_MAX_TOKENS (${config.chunkMaxTokens})`);
+  }
+  if (config.jobBoardLayout !== 'indeed' && config.jobBoardUrl === settings.jobBoardUrl.default) {
+    throw new ConfigError(`JOB_BOARD_LAYOUT=${config.jobBoardLayout} needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)`);
   }
   return config;
 }

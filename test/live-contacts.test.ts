@@ -4,12 +4,15 @@
  * link), phones in E.164 from the page's country hint, socials canonicalised, a robots.txt
  * that forbids a path (never requested), a redirect to another domain (not followed), a 10 MB
  * page (cut at CONTACTS_PAGE_BYTES: what lies past the cut is not found), the `pages` report,
- * the domain rules, the private-address guard and the 10-credit charge.
+ * the domain rules, the private-address guard and the 10-credit charge. Then a real page: the
+ * markeich.de Impressum (test/fixtures/pages/contacts/) as a site's home page, its phone and its
+ * fax told apart by `kind`.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './helpers/service.js';
+import { readFixture } from './helpers/pages.js';
 
 /** Cloudflare's email protection: a key byte, then each byte of the address XOR the key, in hex. */
 const cfEncode = (email: string, key = 0x5a) => [key, ...Buffer.from(email)].map((b, i) => (i === 0 ? b : b ^ key).toString(16).padStart(2, '0')).join('');
@@ -20,6 +23,9 @@ let robots: { status: number; body: string } = { status: 200, body: 'User-agent:
 const elsewhere: string[] = [];
 let site: http.Server;
 let other: http.Server;
+/** Serves the real Impressum page as its home page; every other path is a 404 (robots.txt too: no rules). */
+let impressum: http.Server;
+let impressumDomain: string;
 let h: Harness;
 let domain: string;
 let otherOrigin: string;
@@ -86,6 +92,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   domain = `localhost:${(site.address() as AddressInfo).port}`;
+  const impressumHtml = readFixture('contacts/markeich_de_impressum.html');
+  impressum = http.createServer((req, res) => {
+    if (req.url === '/') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(impressumHtml);
+    else res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>not here</body></html>');
+  });
+  await new Promise<void>((r) => impressum.listen(0, '127.0.0.1', r));
+  impressumDomain = `localhost:${(impressum.address() as AddressInfo).port}`;
   h = await startHarness({
     corpus: null,
     env: { CONTACTS_BASE_URL: 'http://{domain}', CONTACTS_MAX_PAGES: '6', CONTACTS_PAGE_BYTES: String(1_048_576), LIVE_ALLOW_PRIVATE: 'on', LIVE_TIMEOUT_MS: '10000' },
@@ -96,6 +109,7 @@ afterAll(async () => {
   await h?.close();
   await new Promise((r) => site?.close(r));
   await new Promise((r) => other?.close(r));
+  await new Promise((r) => impressum?.close(r));
 });
 
 const get = (url: string, headers = h.bearerHeaders) => h.inject({ url, headers: { ...headers, 'x-gateway-key': undefined, 'x-gateway-host': undefined } });
@@ -122,7 +136,9 @@ describe('GET /v1/contacts', () => {
     ]);
     expect(res.body.count).toBe(10);
     const phone = res.body.results.find((r: any) => r.value === '+49301234567');
-    expect(phone).toMatchObject({ shown: '030 1234567', network: null });
+    expect(phone).toMatchObject({ shown: '030 1234567', network: null, kind: 'phone' });
+    // `kind` says phone or fax for phones, and is null on the others
+    expect(res.body.results.filter((r: any) => r.kind === null).length).toBe(8);
     expect(res.body.results.find((r: any) => r.type === 'social' && r.value.includes('x.com')).network).toBe('x');
   });
 
@@ -209,6 +225,31 @@ describe('GET /v1/contacts', () => {
     const res = await get('/v1/contacts?domain=B%C3%BCcher.invalid');
     expect([res.status, res.body.error]).toEqual([502, 'scrape_failed']);
     expect(res.body.detail).toContain('http://xn--bcher-kva.invalid/');
+  });
+});
+
+describe('GET /v1/contacts on a real page', () => {
+  it("reads the markeich.de Impressum as a site's home page: its email, its phone and its fax told apart, its profiles", async () => {
+    const res = await get(`/v1/contacts?domain=${impressumDomain}`);
+    expect(res.status, res.raw).toBe(200);
+    const home = `http://${impressumDomain}/`;
+    // Values read by hand from the page (line numbers of test/fixtures/pages/contacts/markeich_de_impressum.html).
+    expect(res.body.results).toEqual([
+      { type: 'email', value: 'info@markeich.de', kind: null, network: null, shown: null, page: home }, // mailto: line 373
+      { type: 'phone', value: '+495191979238', kind: 'phone', network: null, shown: '05191 979238', page: home }, // "Fon  05191 979238" line 361
+      { type: 'phone', value: '+495191979228', kind: 'fax', network: null, shown: '05191 979228', page: home }, // "Fax   05191 979228" line 364
+      { type: 'social', value: 'https://facebook.com/markeich', kind: null, network: 'facebook', shown: null, page: home }, // line 565
+      { type: 'social', value: 'https://x.com/marke_ich', kind: null, network: 'x', shown: null, page: home },
+      { type: 'social', value: 'https://instagram.com/agentur.markeich', kind: null, network: 'instagram', shown: null, page: home },
+    ]);
+    // its nav's "Kontakt", "Impressum" (now another page than the home page) and "Unternehmen" (line 303) are tried,
+    // contact before imprint before about; this server has none of them
+    expect(res.body.pages.map((p: any) => [p.url.replace(home, '/'), p.status])).toEqual([
+      ['/', 'read'],
+      ['/kontakt-werbeagentur-soltau/', 'failed'],
+      ['/kontakt/impressum-werbeagentur-soltau/', 'failed'],
+      ['/unternehmen/', 'failed'],
+    ]);
   });
 });
 

@@ -46,7 +46,7 @@ function site(req: http.IncomingMessage, res: http.ServerResponse): void {
   }
   if (u.pathname === '/news' && q === 'hold') return void held.push(() => html(page('synthetic/web-news-search-grid-battery-storage.html')));
   if (u.pathname === '/news' && q === 'battery storage') return html(page('synthetic/web-news-search-grid-battery-storage.html'));
-  if (u.pathname === '/hub/science') return html(page('synthetic/publisher-apnews-hub-science.html'));
+  if (u.pathname === '/hub/science') return html(page('publisher-listing/apnews_hub_science_2026-03.html'));
   if (u.pathname === '/local/') return html(page('synthetic/publisher-section-generic.html'));
   if (u.pathname === '/article/ap') return html(page('publisher/apnews-article-presidential-campaigns-2024-09-03.html'));
   if (u.pathname === '/article/reuters') return html(page('publisher/reuters-article-israeli-tank-2024-03-07.html'));
@@ -163,13 +163,13 @@ describe('GET /v1/search?engine=web_news_search', () => {
 });
 
 describe('publisher engines', () => {
-  it('wire_listing: 20 articles of a section page, page forwarded', async () => {
+  it('wire_listing: the stories of a section page (the real AP science hub), page forwarded', async () => {
     requested.length = 0;
     const res = await get('/v1/publisher/listing?engine=wire_listing&section=science&page=2');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ engine: 'wire_listing', family: 'publisher', query: { section: 'science', page: 2 }, count: 20 });
-    expect(res.body.results[0]).toMatchObject({ position: 1, title: 'Comet fragment lights up night sky over three states', published_at: '2026-02-20T15:00:00.000Z' });
-    expect(res.body.results.every((r: any) => r.url.startsWith('https://apnews.com/'))).toBe(true);
+    expect(res.body).toMatchObject({ engine: 'wire_listing', family: 'publisher', query: { section: 'science', page: 2 }, count: 62 });
+    expect(res.body.results[0]).toMatchObject({ position: 1, title: 'Spacecraft’s impact changed asteroid’s orbit around the sun in a save-the-Earth test, study finds', published_at: '2026-03-06T19:01:09.000Z' });
+    expect(res.body.results.every((r: any) => /^https:\/\/(projects\.)?apnews\.com\//.test(r.url))).toBe(true);
     expect(requested).toEqual(['/hub/science?p=2']);
   });
 

@@ -18,7 +18,7 @@ export function liveEngines(config: Config, clock: () => number) {
     publisher: publisherEndpoints(config.publisherWireUrl, clock),
     launches: launchEndpoints(config.launchesBaseUrl, clock),
     reviews: reviewEndpoints(config.companyReviewsUrl, clock),
-    jobBoard: jobBoardEndpoints(config.jobBoardUrl, clock),
+    jobBoard: jobBoardEndpoints(config.jobBoardUrl, config.jobBoardLayout, clock),
     contacts: contactsEndpoint({ baseUrl: config.contactsBaseUrl, maxPages: config.contactsMaxPages, pageBytes: config.contactsPageBytes }),
   };
 }

@@ -14,6 +14,8 @@ import type { CountryCode, PageContacts } from './extract.js';
 export interface ContactItem {
   type: 'email' | 'phone' | 'social';
   value: string;
+  /** Phones: "fax" where the page labels the number a fax ("Fax", "Telefax", a fax: link, JSON-LD faxNumber), else "phone"; null for emails and socials. */
+  kind: 'phone' | 'fax' | null;
   /** The social network (social items), else null. */
   network: string | null;
   /** The number as the page wrote it (phones), else null. */
@@ -99,9 +101,9 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
     return { hints, links };
   };
   const collect = (c: PageContacts, url: string) => {
-    for (const value of c.emails) add({ type: 'email', value, network: null, shown: null, page: url });
-    for (const p of c.phones) add({ type: 'phone', value: p.e164, network: null, shown: p.shown, page: url });
-    for (const s of c.socials) add({ type: 'social', value: s.url, network: s.network, shown: null, page: url });
+    for (const value of c.emails) add({ type: 'email', value, kind: null, network: null, shown: null, page: url });
+    for (const p of c.phones) add({ type: 'phone', value: p.e164, kind: p.kind, network: null, shown: p.shown, page: url });
+    for (const s of c.socials) add({ type: 'social', value: s.url, kind: null, network: s.network, shown: null, page: url });
   };
 
   const home = await read(`${origin}/`, null);

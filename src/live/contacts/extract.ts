@@ -6,12 +6,12 @@
 import { loadPage, renderedText } from '../page.js';
 import { ldBlocks } from '../json-ld.js';
 import { emailsFromMailto, emailsInText, decodeCfEmail, dedupe } from './emails.js';
-import { countryHints, phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+import { countryHints, numberKind, phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
 import { contactPageLinks } from './links.js';
 import { canonicalSocial, type Social } from './socials.js';
 
 export { decodeCfEmail, cleanEmail, emailsInText, emailsFromMailto } from './emails.js';
-export { countryHints, phoneFromTel, phonesInText, type CountryCode, type Phone } from './phones.js';
+export { countryHints, numberKind, phoneFromTel, phonesInText, type CountryCode, type Phone, type PhoneKind } from './phones.js';
 export { canonicalSocial, type Social } from './socials.js';
 export { contactPageLinks } from './links.js';
 
@@ -51,17 +51,40 @@ function jsonLdValues(doc: Document, keys: readonly string[]): Map<string, strin
   return out;
 }
 
+/** Elements that end a label: what stands before them does not label a link after them. */
+const LABEL_BREAK = new Set(['BR', 'P', 'DIV', 'LI', 'TD', 'TH', 'TR', 'DT', 'DD', 'HR', 'TABLE', 'UL', 'OL', 'SECTION', 'ARTICLE', 'HEADER', 'FOOTER', 'NAV', 'ADDRESS', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+/**
+ * The words that label a tel: link: the text before it in its line ("Fax: <a href=tel:…>"),
+ * then its own text up to the number ("<a href=tel:…>Fax 030 …</a>"); where neither has a
+ * word, a short cell or line just before its block ("<td>Fax</td><td><a href=tel:…>").
+ */
+function linkLabel(a: Element): string {
+  let before = '';
+  for (let n = a.previousSibling; n && before.length < 80; n = n.previousSibling) {
+    if (n.nodeType === 1 && LABEL_BREAK.has((n as Element).tagName.toUpperCase())) break;
+    before = (n.textContent ?? '') + before;
+  }
+  const own = (a.textContent ?? '').replace(/\d[\s\S]*$/, '');
+  const label = `${before.replace(/^[\s\S]*\d/, '')} ${own}`;
+  if (/\p{L}/u.test(label)) return label;
+  let block: Element | null = a.parentElement;
+  while (block && !LABEL_BREAK.has(block.tagName.toUpperCase())) block = block.parentElement;
+  const cell = block?.previousElementSibling?.textContent?.replace(/\s+/g, ' ').trim() ?? '';
+  return cell.length <= 30 && !/\d/.test(cell) ? `${cell} ${label}` : label;
+}
+
 /**
  * The contacts on one page. `hints` are the countries to read numbers written without "+"
  * in, strongest first (countryHints gives them). Emails come from mailto: links, Cloudflare
  * protected links, the visible text (obfuscated forms too) and JSON-LD `email`; phones from
- * tel: links, JSON-LD `telephone` and the visible text; socials from links and JSON-LD
- * `sameAs`. Each list is in that order, without repeats.
+ * tel: and fax: links, JSON-LD `telephone` and `faxNumber` and the visible text, each a fax
+ * where the page labels it so; socials from links and JSON-LD `sameAs`. Each list is in that
+ * order, without repeats (a number is kept with the kind it was first found as).
  */
-export function extractContacts(doc: Document, pageUrl: string, hints: readonly CountryCode[]): PageContacts {
+export function extractContacts(doc: Document, pageUrl: string, hints: readonly CountryCode[], text = visibleText(doc)): PageContacts {
   const links = Array.from(doc.querySelectorAll('a[href], area[href]'));
-  const ld = jsonLdValues(doc, ['email', 'telephone', 'sameAs']);
-  const text = visibleText(doc);
+  const ld = jsonLdValues(doc, ['email', 'telephone', 'faxNumber', 'sameAs']);
 
   const cf = [...links.map((a) => a.getAttribute('href')!.match(/\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i)?.[1]), ...Array.from(doc.querySelectorAll('[data-cfemail]'), (e) => e.getAttribute('data-cfemail'))];
   const emails = dedupe([
@@ -72,8 +95,9 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
   ]);
 
   const phones = new Map<string, Phone>();
-  const tels = links.filter((a) => /^\s*tel:/i.test(a.getAttribute('href')!)).map((a) => phoneFromTel(a.getAttribute('href')!, hints, a.textContent));
-  for (const p of [...tels, ...ld.get('telephone')!.map((t) => phoneFromTel(t, hints)), ...phonesInText(text, hints)]) {
+  const tels = links.filter((a) => /^\s*(?:tel|fax):/i.test(a.getAttribute('href')!)).map((a) => phoneFromTel(a.getAttribute('href')!, hints, a.textContent, numberKind(linkLabel(a))));
+  const fromLd = [...ld.get('telephone')!.map((t) => phoneFromTel(t, hints)), ...ld.get('faxNumber')!.map((t) => phoneFromTel(t, hints, null, 'fax'))];
+  for (const p of [...tels, ...fromLd, ...phonesInText(text, hints)]) {
     if (p && !phones.has(p.e164)) phones.set(p.e164, p);
   }
 
@@ -93,8 +117,9 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
  */
 export function readContactsPage(html: string, pageUrl: string, home: { hints: CountryCode[] } | null, maxLinks: number): { contacts: PageContacts; hints: CountryCode[]; links: string[] } {
   const doc = loadPage(html);
-  const own = countryHints(doc, pageUrl);
+  const text = visibleText(doc);
+  const own = countryHints(doc, pageUrl, text);
   // The home page's hints end with the US fallback: a linked page's own come first.
   const hints = home ? [...new Set([...own.filter((c) => c !== 'US'), ...home.hints])] : own;
-  return { contacts: extractContacts(doc, pageUrl, hints), hints, links: home ? [] : contactPageLinks(doc, pageUrl, maxLinks) };
+  return { contacts: extractContacts(doc, pageUrl, hints, text), hints, links: home ? [] : contactPageLinks(doc, pageUrl, maxLinks) };
 }

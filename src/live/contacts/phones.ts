@@ -1,16 +1,23 @@
 /**
  * Phone numbers: tel: links, numbers in a page's text, and the countries a page hints at,
- * which decide how a number written without "+" is read ("030 1234567" is Berlin under DE).
+ * which decide how a number written without "+" is read ("030 1234567" is Berlin under DE);
+ * and whether the page labels a number as a fax.
  */
-import { findPhoneNumbersInText, isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
+import { findPhoneNumbersInText, getCountries, isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
+import { ldBlocks } from '../json-ld.js';
+import { renderedText } from '../page.js';
 
 export type { CountryCode };
+
+/** A fax where the page labels the number so ("Fax", "Telefax", "F:", a `fax:` link, JSON-LD `faxNumber`); else a phone. */
+export type PhoneKind = 'phone' | 'fax';
 
 export interface Phone {
   /** "+49301234567" */
   e164: string;
   /** As the page wrote it: "030 123 45 67". */
   shown: string;
+  kind: PhoneKind;
 }
 
 // Two-letter TLDs sold as generic names, which say nothing about where a site is.
@@ -26,11 +33,15 @@ const sameUrl = (a: string, b: string): boolean => a.replace(/#.*$/, '').replace
 
 /**
  * The countries a page hints at, strongest first: `<html lang>` region, og:locale, the
- * hreflang the page gives itself, then its host's country TLD (.co.uk → GB); US last as the
- * fallback. Only countries libphonenumber knows.
+ * hreflang the page gives itself, the country of its postal address (JSON-LD or microdata
+ * `addressCountry`, `<meta name="geo.region">`), its host's country TLD (.co.uk → GB), then
+ * DE where numbers are labelled with words only German uses ("Telefon", "Fon", "Telefax" …)
+ * on a page not declared in another language; US last as the fallback. Only countries
+ * libphonenumber knows. `text` is the page's visible text, when the caller has it.
  */
-export function countryHints(doc: Document, pageUrl: string): CountryCode[] {
-  const found: (string | null)[] = [regionOf(doc.documentElement?.getAttribute('lang')), regionOf(doc.querySelector('meta[property="og:locale"]')?.getAttribute('content'))];
+export function countryHints(doc: Document, pageUrl: string, text?: string): CountryCode[] {
+  const lang = doc.documentElement?.getAttribute('lang');
+  const found: (string | null)[] = [regionOf(lang), regionOf(doc.querySelector('meta[property="og:locale"]')?.getAttribute('content'))];
   for (const link of doc.querySelectorAll('link[hreflang][href]')) {
     try {
       if (sameUrl(new URL(link.getAttribute('href')!, pageUrl).href, new URL(pageUrl).href)) found.push(regionOf(link.getAttribute('hreflang')));
@@ -38,14 +49,65 @@ export function countryHints(doc: Document, pageUrl: string): CountryCode[] {
       // An unreadable href hints nothing.
     }
   }
+  found.push(...addressCountries(doc));
   try {
     const tld = new URL(pageUrl).hostname.split('.').pop()!.toLowerCase();
     if (/^[a-z]{2}$/.test(tld) && !VANITY_TLD.has(tld)) found.push(tld === 'uk' ? 'GB' : tld.toUpperCase());
   } catch {
     // No host, no TLD hint.
   }
+  const language = (lang ?? '').trim().split(/[-_]/)[0]!.toLowerCase();
+  if (!found.includes('DE') && (language === '' || language === 'de') && GERMAN_LABEL.test(text ?? renderedText(doc.body ?? doc))) found.push('DE');
   found.push('US');
   return [...new Set(found.filter((c): c is CountryCode => c !== null && isSupportedCountry(c)))];
+}
+
+/**
+ * A phone label German alone writes right before a number: "Telefon: 030 …", "Fon 05191 …".
+ * ("Tel." and "Fax" are written in English, French and Dutch too, so they hint no country.)
+ */
+const GERMAN_LABEL = /(?:^|[^\p{L}])(?:Telefon(?:nummer)?|Telefax|Faxnummer|Rufnummer|Fon|Handy)\b[ \t.:]*[+(]?\d/u;
+
+/** The country codes of the page's postal address: JSON-LD and microdata `addressCountry` (a code or a name), `geo.region` ("DE-NI"). */
+function addressCountries(doc: Document): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 8 || !v || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'addressCountry') out.push(...[x].flat().map((c) => countryCode(typeof c === 'string' ? c : (c as { name?: unknown })?.name)).filter((c): c is string => !!c));
+      else walk(x, depth + 1);
+    }
+  };
+  walk(ldBlocks(doc), 0);
+  for (const el of doc.querySelectorAll('[itemprop="addressCountry"]')) {
+    const c = countryCode(el.getAttribute('content') ?? el.textContent);
+    if (c) out.push(c);
+  }
+  const region = /^([a-z]{2})(?:-|$)/i.exec(doc.querySelector('meta[name="geo.region" i]')?.getAttribute('content')?.trim() ?? '');
+  if (region) out.push(region[1]!.toUpperCase());
+  return out;
+}
+
+let countryNames: Map<string, string> | undefined;
+
+/** "DE", "Germany", "Deutschland" → "DE"; null for what names no country. */
+function countryCode(v: unknown): string | null {
+  const t = typeof v === 'string' ? v.trim() : '';
+  if (/^[a-z]{2}$/i.test(t)) return t.toUpperCase() === 'UK' ? 'GB' : t.toUpperCase();
+  if (!t) return null;
+  if (!countryNames) {
+    // Every country's name in the languages address blocks are written in, built once.
+    countryNames = new Map();
+    for (const language of ['en', 'de', 'fr', 'it', 'es', 'nl', 'pt', 'pl', 'sv', 'da']) {
+      const names = new Intl.DisplayNames([language], { type: 'region' });
+      for (const code of getCountries()) {
+        const name = names.of(code);
+        if (name && name !== code) countryNames.set(name.toLowerCase(), code);
+      }
+    }
+  }
+  return countryNames.get(t.toLowerCase()) ?? null;
 }
 
 const digits = (s: string): string => s.replace(/\D/g, '');
@@ -53,12 +115,14 @@ const digits = (s: string): string => s.replace(/\D/g, '');
 const TRUNK_OPTIONAL = new Set(['IN', 'RU', 'KZ', 'BY']);
 
 /**
- * A tel: link's number (or a JSON-LD telephone), read under the first hint that makes it
- * valid, else the first that makes it possible: the site typed it as a phone number, so
- * it is trusted more than text. `shown` is the link's text when that holds the number.
+ * A tel: or fax: link's number (or a JSON-LD telephone or faxNumber), read under the first
+ * hint that makes it valid, else the first that makes it possible: the site typed it as a
+ * phone number, so it is trusted more than text. `shown` is the link's text when that holds
+ * the number; `kind` is what the page labels it (a `fax:` link is a fax whatever its label).
  */
-export function phoneFromTel(value: string, hints: readonly CountryCode[], text?: string | null): Phone | null {
-  let raw = value.replace(/^\s*tel:(?:\/\/)?/i, '');
+export function phoneFromTel(value: string, hints: readonly CountryCode[], text?: string | null, kind: PhoneKind = 'phone'): Phone | null {
+  if (/^\s*fax:/i.test(value)) kind = 'fax';
+  let raw = value.replace(/^\s*(?:tel|fax):(?:\/\/)?/i, '');
   try {
     raw = decodeURIComponent(raw);
   } catch {
@@ -70,7 +134,7 @@ export function phoneFromTel(value: string, hints: readonly CountryCode[], text?
   const best = parsed.find((p) => p.isValid()) ?? parsed.find((p) => p.isPossible());
   if (!best) return null;
   const shown = text?.replace(/\s+/g, ' ').trim();
-  return { e164: best.number, shown: shown && digits(shown).length >= 5 ? shown : raw };
+  return { e164: best.number, shown: shown && digits(shown).length >= 5 ? shown : raw, kind };
 }
 
 /**
@@ -79,6 +143,7 @@ export function phoneFromTel(value: string, hints: readonly CountryCode[], text?
  * numbers: a run of bare digits ("Order 4155552671"), and a national number written without
  * its trunk prefix (the "2024 - 31" of "01.01.2024 - 31.12.2024" is valid in Wuppertal,
  * which is written "0202 431…"; this also lets "(212) 555-0123" fall through DE to US).
+ * Each is a fax where the label before it says so (numberKind).
  */
 export function phonesInText(text: string, hints: readonly CountryCode[]): Phone[] {
   const taken: [number, number][] = [];
@@ -105,12 +170,39 @@ export function phonesInText(text: string, hints: readonly CountryCode[]): Phone
         const noTrunk = !shown.includes('+') && digits(shown) === n.nationalNumber && digits(n.formatNational()) !== n.nationalNumber;
         if (noTrunk && !TRUNK_OPTIONAL.has(n.country ?? '')) continue;
         taken.push([from, to]);
-        out.set(n.number, { e164: n.number, shown, at: from });
+        out.set(n.number, { e164: n.number, shown, kind: numberKind(labelBefore(text, from)), at: from });
       }
     }
   }
   // Page order, whichever hint found each.
-  return [...out.values()].sort((a, b) => a.at - b.at).map(({ e164, shown }) => ({ e164, shown }));
+  return [...out.values()].sort((a, b) => a.at - b.at).map(({ e164, shown, kind }) => ({ e164, shown, kind }));
+}
+
+/**
+ * The words that label the number at `at` in `text`: what stands between it and the number
+ * before it on its line ("Tel. 030 1 / Fax: 030 2" labels the second "/ Fax:"); a number
+ * that follows another with no word between takes the line's own label; a number alone on
+ * its line, the line before when that is a short label without digits (a table's "Fax" cell).
+ */
+function labelBefore(text: string, at: number): string {
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  const line = text.slice(lineStart, at);
+  const sinceNumber = line.replace(/^[\s\S]*\d/, '');
+  if (/\p{L}/u.test(sinceNumber)) return sinceNumber;
+  if (/\d/.test(line)) return line.replace(/\d[\s\S]*$/, '');
+  const prevStart = text.lastIndexOf('\n', lineStart - 2) + 1;
+  const prev = lineStart > 0 ? text.slice(prevStart, lineStart - 1) : '';
+  return prev.length <= 30 && !/\d/.test(prev) ? `${prev} ${line}` : line;
+}
+
+/** Labels that end in a fax word: "Fax", "Fax:", "Telefax", "Fax-Nr.", "Faxnummer", a letterhead's "F:". */
+const FAX_LABEL = /(?:^|[^\p{L}])(?:(?:tele)?fax(?:[-\s]?(?:nr|nummer|no|number))?|F(?=\s*[:.]))[^\p{L}\d]*$/iu;
+/** "Tel./Fax", "Telefon und Fax": one number for both, which is a phone that answers. */
+const PHONE_AND_FAX = /(?:tel|telefon|phone|fon)[^\p{L}\d]*(?:\/|&|\+|und|and|u\.)[^\p{L}\d]*(?:tele)?fax[^\p{L}\d]*$/iu;
+
+/** Whether the words before a number (`label`) make it a fax; any other label, or none, is a phone's. */
+export function numberKind(label: string): PhoneKind {
+  return FAX_LABEL.test(label) && !PHONE_AND_FAX.test(label) ? 'fax' : 'phone';
 }
 
 /** A "+", "(" or digit, then digits and the separators numbers are written with, ending in a digit (a line break ends it). */

@@ -1,13 +1,14 @@
 /**
- * Job-board listings (8 credits a page): the board's search results (JOB_BOARD_URL) for `q`
- * and `location`, `page` forwarded (10 a page on the board).
+ * Job-board listings (8 credits a page): the board's search results (JOB_BOARD_URL, read in
+ * the JOB_BOARD_LAYOUT layout) for `q` and `location`, `page` forwarded as a `{start}` offset
+ * of 10 a page (Indeed's step and LinkedIn's page size alike).
  */
 import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
-import type { JobItem } from './parse.js';
+import type { JobBoardLayout, JobItem } from './parse.js';
 
 const PAGE_SIZE = 10;
 
-export function jobBoardEndpoints(url: string, clock: () => number) {
+export function jobBoardEndpoints(url: string, layout: JobBoardLayout, clock: () => number) {
   const listing: LiveEndpoint<{ q: string | null; location: string | null; page: number }, JobItem> = {
     engine: 'job_boards',
     family: 'jobs',
@@ -20,7 +21,7 @@ export function jobBoardEndpoints(url: string, clock: () => number) {
     async run(q, call) {
       const start = (q.page - 1) * PAGE_SIZE;
       const page = await call.get(fillTemplate(url, { q: q.q ?? '', location: q.location ?? '', start, page: q.page }));
-      return call.parse('parseJobListing', page.html, page.url, new Date(clock()));
+      return call.parse('parseJobListing', page.html, page.url, new Date(clock()), layout);
     },
   };
   return { listing };

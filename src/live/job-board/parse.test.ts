@@ -2,7 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseJobListing, type JobItem } from './parse.js';
 
-/** Synthetic pages only: no real listing was captured (synthetic/REVIEWS-JOBS.PROVENANCE.md). */
+/**
+ * The Indeed layout's corners on hand-written pages (test/fixtures/pages/PROVENANCE.md, "Job board"):
+ * JSON-LD postings, sponsored cards, shown pay and ages, no-results and robot-check pages, which
+ * the real capture (indeed.test.ts) does not have.
+ */
 const at = new Date('2026-03-01T12:00:00Z');
 const AUSTIN = 'https://www.indeed.com/jobs?q=data+engineer&l=Austin%2C+TX&start=10';
 const DENVER = 'https://www.indeed.com/jobs?q=registered+nurse&l=Denver%2C+CO';
@@ -156,11 +160,11 @@ describe('parseJobListing: other pages', () => {
   });
 
   it('a page with neither jobs nor a no-results message is a ScrapeError', () => {
-    const detail = 'no job cards on the page: the layout changed or the page is not a job search page';
+    const detail = 'no job cards on the page (no mosaic-provider-jobcards data, div.job_seen_beacon card or JobPosting JSON-LD): the layout changed or the page is not an Indeed search page';
     expect(scrapeError(() => parseJobListing('<html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>', AUSTIN, at)).detail).toBe(detail);
     expect(scrapeError(() => parseJobListing(readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'), AUSTIN, at)).detail).toBe(detail);
     const untitled = '<html><body><ul><li><div class="job_seen_beacon"><h2 class="jobTitle"></h2></div></li></ul></body></html>';
-    expect(scrapeError(() => parseJobListing(untitled, AUSTIN, at)).detail).toBe('job cards without titles: the layout changed');
+    expect(scrapeError(() => parseJobListing(untitled, AUSTIN, at)).detail).toBe('job cards without titles (no h2.jobTitle text): the layout changed');
   });
 
   it('the older layout: td.resultContent in an li, .companyName, .companyLocation, .job-snippet, span.date, a sponsored label', () => {

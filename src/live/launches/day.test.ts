@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readFixture } from '../../../test/helpers/pages.js';
 import { leaderboardPath, pacificDay } from './day.js';
 
 const day = (iso: string) => pacificDay(new Date(iso));
@@ -48,6 +49,12 @@ describe('leaderboardPath', () => {
     expect(leaderboardPath('2026-11-23')).toBe('/leaderboard/daily/2026/11/23');
     expect(leaderboardPath('2026-07-01')).toBe('/leaderboard/daily/2026/7/1');
     expect(leaderboardPath(day('2026-03-09T06:59:59Z'))).toBe('/leaderboard/daily/2026/3/8');
+  });
+
+  it("is the path the real site links: the 2026-03-08 home page's yesterday section", () => {
+    // launches/producthunt_homepage_2026-03-08.html, Apollo state: "title":"Yesterday's Top
+    // Products",…,"hidePath":"/leaderboard/daily/2026/3/7" (its "See all" link)
+    expect(readFixture('launches/producthunt_homepage_2026-03-08.html')).toContain(`"hidePath":"${leaderboardPath('2026-03-07')}"`);
   });
 
   it('rejects what is not a YYYY-MM-DD day', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ScrapeError } from '../page.js';
 import { parseBestsellers, type BestsellerItem, type BestsellersPage } from './bestsellers.js';
 
-/** Real best-sellers pages from amazon.com and amazon.de (2022): test/fixtures/pages, see PROVENANCE.md there. */
+/** Real best-sellers pages from amazon.com and amazon.de (2022): test/fixtures/pages, see test/fixtures/pages/PROVENANCE.md. */
 const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/amazon-bestsellers');
 const COM_HTML = readFileSync(`${PAGES}/amazon-com-bestsellers-tools-home-improvement-2022.html`, 'utf8');
 const DE_HTML = readFileSync(`${PAGES}/amazon-de-bestseller-elektronik-foto-2022.html`, 'utf8');

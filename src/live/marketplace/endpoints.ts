@@ -12,8 +12,9 @@ import { ScrapeError } from '../page.js';
 import type { BestsellerItem, BestsellersPage } from './bestsellers.js';
 import type { Department } from './categories.js';
 import { COUNTRIES, MARKETPLACES, type Country } from './countries.js';
+import type { Offer } from './offers.js';
 import type { ProductPage, Review } from './product.js';
-import type { Offer, SellerProfile } from './sellers.js';
+import type { SellerProfile } from './sellers.js';
 import type { Card, PageContext } from './types.js';
 
 export const FAMILY = 'ecommerce';

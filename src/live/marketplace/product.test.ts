@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ScrapeError } from '../page.js';
 import { parseProductPage, parseProductReviews, reviewDate, type ProductPage, type Review } from './product.js';
 
-/** Real detail pages captured from amazon.com: test/fixtures/pages/amazon-product (see PROVENANCE.md there). */
+/** Real detail pages captured from amazon.com: test/fixtures/pages/amazon-product (see test/fixtures/pages/PROVENANCE.md). */
 const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/amazon-product');
 const CHARGER = `${PAGES}/amazon-com-product-portable-charger-2026.html`;
 const BOOK = `${PAGES}/amazon-com-book-c-programming-language-2019.html`;

@@ -3,7 +3,7 @@ import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseSearchResults } from './search.js';
 import type { Card } from './types.js';
 
-/** Real pages: test/fixtures/pages/amazon-search and amazon-seller (see PROVENANCE.md there). */
+/** Real pages: test/fixtures/pages/amazon-search and amazon-seller (see test/fixtures/pages/PROVENANCE.md). */
 const COM_2026 = 'amazon-search/amazon-com-search-portable-charger-2026.html';
 const DE_2022 = 'amazon-search/amazon-de-search-katzenfutter-2022.html';
 const STORE_2020 = 'amazon-seller/amazon-com-seller-storefront-search-2020.html';

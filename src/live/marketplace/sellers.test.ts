@@ -1,45 +1,19 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ScrapeError } from '../page.js';
-import { parseOffers, parseSellerProfile } from './sellers.js';
+import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
+import { parseSellerProfile, positivePercent, ratingsCount } from './sellers.js';
 
-// Synthetic: no real capture of these pages exists (see test/fixtures/pages/PROVENANCE.md).
-const PAGES = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/synthetic');
-const read = (f: string) => fs.readFileSync(path.join(PAGES, f), 'utf8');
 const ctx = { origin: 'https://www.amazon.com', currency: 'USD' };
 const ROBOT = '<html><head><title>Robot Check</title></head><body><form action="/errors/validateCaptcha"></form></body></html>';
 
-describe('parseOffers', () => {
-  it('reads the pinned offer and the list: condition, price, delivery, ships from, seller and rating', () => {
-    const offers = parseOffers(read('amazon-com-offers-B0DR8G428S.html'), ctx);
-    expect(offers).toHaveLength(3);
-    expect(offers[0]).toEqual({
-      position: 1,
-      pinned: true,
-      condition: 'New',
-      price_text: '$35.99',
-      price: 35.99,
-      currency: 'USD',
-      delivery: 'FREE delivery Tuesday, August 18',
-      ships_from: 'Amazon.com',
-      seller: { name: 'Chen Ying Ke Ji', id: 'A2JZ0S3QVWQECL', rating: 4.5, ratings_count: 1237, positive_percent: 93 },
-    });
-    expect(offers[1]).toMatchObject({ pinned: false, condition: 'Used - Like New', price: 29.41, delivery: '$6.99 delivery August 21 - 25', ships_from: 'Gadget Resale' });
-    expect(offers[1].seller).toEqual({ name: 'Gadget Resale', id: 'A1Q2W3E4R5T6Y7', rating: 4, ratings_count: 88, positive_percent: 85 });
-    expect(offers[2].seller).toEqual({ name: 'Shenzhen Direct', id: 'AZX9Y8W7V6U5T', rating: null, ratings_count: null, positive_percent: null });
-  });
+// The offers parser's tests are in offers.test.ts.
 
-  it('refuses a robot check and a page without the panel', () => {
-    expect(() => parseOffers(ROBOT, ctx)).toThrow(ScrapeError);
-    expect(() => parseOffers('<html><body>nothing</body></html>', ctx)).toThrow(/no offers panel/);
-  });
-});
-
-describe('parseSellerProfile', () => {
+/**
+ * Synthetic: no real capture of a seller profile (`/sp?seller=`) exists; the only real seller
+ * page is a storefront search, which is not this layout (see test/fixtures/pages/PROVENANCE.md).
+ */
+describe('parseSellerProfile (synthetic)', () => {
   it('reads name, rating, feedback, about and the business details', () => {
-    expect(parseSellerProfile(read('amazon-com-seller-A2JZ0S3QVWQECL.html'), 'A2JZ0S3QVWQECL', ctx)).toEqual({
+    expect(parseSellerProfile(readFixture('synthetic/amazon-com-seller-A2JZ0S3QVWQECL.html'), 'A2JZ0S3QVWQECL', ctx)).toEqual({
       id: 'A2JZ0S3QVWQECL',
       name: 'Chen Ying Ke Ji',
       rating: 4.5,
@@ -53,7 +27,23 @@ describe('parseSellerProfile', () => {
   });
 
   it('refuses a robot check and a page without a seller', () => {
-    expect(() => parseSellerProfile(ROBOT, 'X', ctx)).toThrow(ScrapeError);
-    expect(() => parseSellerProfile('<html><body>nothing</body></html>', 'X', ctx)).toThrow(/no seller name/);
+    expect(scrapeError(() => parseSellerProfile(ROBOT, 'X', ctx)).detail).toMatch(/robot check/);
+    expect(scrapeError(() => parseSellerProfile('<html><body>nothing</body></html>', 'X', ctx)).detail).toMatch(/no seller name \(#seller-name\)/);
+  });
+
+  it('refuses real pages that are not a seller profile: another site, and the seller storefront', () => {
+    expect(scrapeError(() => parseSellerProfile(readFixture('publisher/apnews-article-presidential-campaigns-2024-09-03.html'), 'A2DP2EEPU3VU45', ctx)).detail).toMatch(/#seller-name/);
+    expect(scrapeError(() => parseSellerProfile(readFixture('amazon-seller/amazon-com-seller-storefront-search-2020.html'), 'A2DP2EEPU3VU45', ctx)).detail).toMatch(/#seller-name/);
+  });
+});
+
+describe('seller rating text', () => {
+  it('reads the counts and percentages of both offers layouts and the profile', () => {
+    expect(ratingsCount('(1,237 ratings)')).toBe(1237);
+    expect(ratingsCount('97% positive over the past 12 months. (1,720 total ratings)')).toBe(1720);
+    expect(ratingsCount('(1 rating)')).toBe(1);
+    expect(ratingsCount('Just launched')).toBeNull();
+    expect(positivePercent('93% positive over last 12 months')).toBe(93);
+    expect(positivePercent('Just launched')).toBeNull();
   });
 });

@@ -1,26 +1,14 @@
 /**
- * The all-offers panel of a product (spec 4.3 `/v1/product/offers`: condition, price,
- * delivery, ships-from, seller with rating) and a seller's public profile (`/v1/seller`).
- * No real capture of either page exists: the parsers follow the markup conventions of the
- * captured pages (`a-price`/`a-offscreen` prices, `a-icon-alt` star text, `seller=` ids in
- * seller links) and are tested on fixtures marked synthetic.
+ * A seller's public profile (spec 4.3 `/v1/seller`), and the readers of a seller's rating that
+ * the offers parser (offers.ts) shares.
+ *
+ * No real capture of the profile page (`/sp?seller=`) exists: the only real seller page is a
+ * storefront search (`/s?me=`), which the seller-products endpoint parses as search results.
+ * The profile parser follows the captured pages' markup conventions (`a-icon-alt` star text,
+ * `seller=` ids in links) and is tested on a fixture marked synthetic.
  */
 import { assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
-import { parsePrice } from './countries.js';
 import type { PageContext } from './types.js';
-
-export interface Offer {
-  position: number;
-  /** The pinned (buy box) offer. */
-  pinned: boolean;
-  condition: string | null;
-  price_text: string | null;
-  price: number | null;
-  currency: string;
-  delivery: string | null;
-  ships_from: string | null;
-  seller: { name: string; id: string | null; rating: number | null; ratings_count: number | null; positive_percent: number | null } | null;
-}
 
 export interface SellerProfile {
   id: string;
@@ -34,48 +22,26 @@ export interface SellerProfile {
   storefront_url: string | null;
 }
 
-const stars = (el: Element | null): number | null => {
+/** The stars of the first `.a-icon-alt` under `el` ("4.5 out of 5 stars" → 4.5). */
+export const stars = (el: Element | null | undefined): number | null => {
   const m = /(\d+(?:[.,]\d)?) out of 5/.exec(textOf(el?.querySelector('.a-icon-alt')) ?? '');
   return m ? Number(m[1].replace(',', '.')) : null;
 };
-const ratingsCount = (text: string | null): number | null => {
-  const m = /\(?([\d.,]+) ratings?\)?/.exec(text ?? '');
+
+/** The ratings count: "(1,237 ratings)" in the panel and profile, "(1,720 total ratings)" on the offer-listing page. */
+export const ratingsCount = (text: string | null): number | null => {
+  const m = /\(?([\d.,]+)(?: total)? ratings?\)?/.exec(text ?? '');
   return m ? Number(m[1].replace(/[.,]/g, '')) : null;
 };
-const positive = (text: string | null): number | null => {
+
+/** "93% positive" → 93. */
+export const positivePercent = (text: string | null): number | null => {
   const m = /(\d{1,3})% positive/.exec(text ?? '');
   return m ? Number(m[1]) : null;
 };
-const sellerId = (href: string | null | undefined): string | null => /[?&]seller=([A-Z0-9]+)/.exec(href ?? '')?.[1] ?? null;
 
-export function parseOffers(html: string, ctx: PageContext): Offer[] {
-  const doc = loadPage(html);
-  assertNotRobotCheck(doc);
-  // The pinned offer, then the list's (ids repeat in this markup: every offer is #aod-offer).
-  const blocks = [...doc.querySelectorAll('#aod-pinned-offer, #aod-offer-list .aod-information-block')];
-  if (blocks.length === 0 && !doc.querySelector('#aod-container, #all-offers-display')) {
-    throw new ScrapeError('no offers panel (#aod-container) on the page: the layout changed or the product has no offers page');
-  }
-  return blocks.map((b, i): Offer => {
-    const priceText = textOf(b.querySelector('#aod-offer-price .a-price .a-offscreen'));
-    const soldBy = b.querySelector('#aod-offer-soldBy a');
-    const rating = b.querySelector('#aod-offer-seller-rating');
-    const ratingText = textOf(rating);
-    return {
-      position: i + 1,
-      pinned: b.id === 'aod-pinned-offer',
-      condition: textOf(b.querySelector('#aod-offer-heading h5')),
-      price_text: priceText,
-      price: parsePrice(priceText),
-      currency: ctx.currency,
-      delivery: textOf(b.querySelector('#mir-layout-DELIVERY_BLOCK')),
-      ships_from: textOf(b.querySelector('#aod-offer-shipsFrom .a-col-right .a-size-small')),
-      seller: soldBy
-        ? { name: textOf(soldBy) ?? '', id: sellerId(soldBy.getAttribute('href')), rating: stars(rating), ratings_count: ratingsCount(ratingText), positive_percent: positive(ratingText) }
-        : null,
-    };
-  });
-}
+/** The `seller=` id of a link (`/gp/aag/main?…&seller=A2JZ0S3QVWQECL`). */
+export const sellerIdOf = (href: string | null | undefined): string | null => /[?&]seller=([A-Z0-9]+)/.exec(href ?? '')?.[1] ?? null;
 
 export function parseSellerProfile(html: string, id: string, ctx: PageContext): SellerProfile {
   const doc = loadPage(html);
@@ -94,7 +60,7 @@ export function parseSellerProfile(html: string, id: string, ctx: PageContext): 
     name,
     rating: stars(doc.querySelector('#effective-timeperiod-rating-year-description')),
     ratings_count: ratingsCount(summary) ?? ratingsCount(textOf(doc.querySelector('#effective-timeperiod-rating-year-description'))),
-    positive_percent: positive(summary),
+    positive_percent: positivePercent(summary),
     about: textOf(doc.querySelector('#spp-expander-about-seller .a-row')),
     business_name: field('Business Name:'),
     business_address: address.length ? address.join(', ') : null,

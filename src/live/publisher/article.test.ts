@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ScrapeError } from '../page.js';
 import { parseArticle } from './article.js';
 
-/** Real pages: test/fixtures/pages/publisher (see PROVENANCE.md there). */
+/** Real pages: test/fixtures/pages/publisher (see test/fixtures/pages/PROVENANCE.md). */
 const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/publisher');
 const read = (name: string) => readFileSync(`${PAGES}/${name}`, 'utf8');
 

@@ -1,8 +1,8 @@
 /**
- * Publisher engines (8 credits a page): the wire publisher's section listing (PUBLISHER_WIRE_URL,
- * 20 articles a page), any other publisher's listing page (single page, by URL), and one
- * article (JSON-LD NewsArticle first, the markup second). The publisher is the page itself, so
- * the news `sources` filter is locked here.
+ * Publisher engines (8 credits a page): the wire publisher's section listing (PUBLISHER_WIRE_URL;
+ * every story the hub page promotes, 62 on the captured AP science hub), any other publisher's
+ * listing page (single page, by URL), and one article (JSON-LD NewsArticle first, the markup
+ * second). The publisher is the page itself, so the news `sources` filter is locked here.
  */
 import { fillTemplate, intParam, patternParam, required, urlParam, type LiveEndpoint } from '../engine.js';
 import type { Article } from './article.js';

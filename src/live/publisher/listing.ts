@@ -3,13 +3,17 @@
  *
  * JSON-LD `ItemList` first (its entries completed from the markup by URL), then the first
  * markup layout that has cards:
- * - AP hubs: `div.PagePromo` with `.PagePromo-title a`, `.PagePromo-description` and
- *   `bsp-timestamp[data-timestamp]` (epoch ms), the classes the real AP article page uses for
- *   its promos (test/fixtures/pages/publisher/);
- * - Reuters: `[data-testid="MediaStoryCard"]` cards, the headline link `[data-testid="Heading"]`;
- * - anything else: `article h2 a, article h3 a`.
- * No real listing page was captured (PROVENANCE.md, "Targets not found"): the hub and section
- * fixtures are hand-written (synthetic/LAUNCHES-PUBLISHER.PROVENANCE.md).
+ * - AP hubs: `div.PagePromo` with `.PagePromo-title a`, `.PagePromo-description`, an `img` in
+ *   `.PagePromo-media`, and the story's time as epoch ms in the promo's own
+ *   `data-posted-date-timestamp` (`data-updated-date-timestamp` beside it; the shown
+ *   `.PagePromo-date` is empty, filled by script), else a `bsp-timestamp[data-timestamp]` inside
+ *   it, AP's timestamp element on its article pages. Proven on the real hub
+ *   test/fixtures/pages/publisher-listing/apnews_hub_science_2026-03.html: its lead list, right
+ *   rails, topic packages and "load more" river are all promos, the same story often twice;
+ * - Reuters: `[data-testid="MediaStoryCard"]` cards, the headline link `[data-testid="Heading"]`
+ *   (no real Reuters listing was captured: tested on markup written into the test);
+ * - anything else: `article h2 a, article h3 a` (tested on the hand-written
+ *   synthetic/publisher-section-generic.html).
  */
 import { isoInstant, shownDate } from '../dates.js';
 import { clean, hasType, jsonLd, obj, type Json } from '../json-ld.js';
@@ -47,7 +51,9 @@ export function parseListing(html: string, fetchedUrl: string, fetchedAt: Date):
     .map((i) => fill(i, byUrl.get(i.url)))
     .filter((i) => i.title);
   const items = fromLd.length ? fromLd : markup;
-  if (!items.length) throw new ScrapeError('no stories on the page: the layout changed or the page is not a listing');
+  if (!items.length) {
+    throw new ScrapeError('no stories on the page (no JSON-LD ItemList, and no div.PagePromo, [data-testid="MediaStoryCard"] or <article> card with a headline link on the page\'s own site): the layout changed or the page is not a listing');
+  }
   return items.map((i, n) => ({ position: n + 1, ...i }));
 }
 
@@ -145,10 +151,11 @@ function readCard(card: Element, link: Element, pageUrl: string, fetchedAt: Date
   };
 }
 
-/** AP's epoch-ms `bsp-timestamp`, a `time` element's datetime, else the date a card shows. */
+/** AP's epoch-ms promo attribute or `bsp-timestamp`, a `time` element's datetime, else the date a card shows. */
 function cardDate(card: Element, fetchedAt: Date): string | null {
-  const ms = Number(card.querySelector('bsp-timestamp[data-timestamp]')?.getAttribute('data-timestamp'));
-  if (ms > 0) return new Date(ms).toISOString();
+  for (const ms of [card.getAttribute('data-posted-date-timestamp'), card.querySelector('bsp-timestamp[data-timestamp]')?.getAttribute('data-timestamp')].map(Number)) {
+    if (ms > 0) return new Date(ms).toISOString();
+  }
   const time = card.querySelector('time');
   return isoInstant(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime') ?? null) ?? shownDate(textOf(time), fetchedAt);
 }

@@ -3,14 +3,119 @@ import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { parseNewsResults, type NewsResult } from './news.js';
 
 /**
- * No real news-vertical page was captured: the main fixture is synthetic, written by hand after
- * the documented markup (test/fixtures/pages/synthetic/WEB-NEWS.PROVENANCE.md); its values are
- * made up. The real 2022 web page is used to check what is not a news page.
+ * The real page: Google's News tab for "asthma", en-NZ, 2021 (test/fixtures/pages/PROVENANCE.md,
+ * web-news-search/). Every expected value was read in the HTML by hand; the comments say where.
+ * Its capture time is the `sxsrf=…:1613128614390` timestamp its own links carry
+ * (2021-02-12T11:16:54.390Z). The search was limited to 1–5 March 2020 (its links carry
+ * `tbs=cdr:1,cd_min:3/1/2020,cd_max:3/5/2020`), so its cards show dates ("5/03/2020"), no
+ * relative times: relative times are checked on the synthetic page below.
  */
+const REAL = 'web-news-search/google_search_tbm_nws_asthma_en-NZ_2021-02.html';
+const REAL_URL = 'https://www.google.com/search?q=asthma&tbm=nws&tbs=cdr:1,cd_min:3/1/2020,cd_max:3/5/2020&lr=lang_en&cr=countryNZ&gl=nz';
+const captured = new Date(1613128614390);
+
+/** The synthetic page's search and fetch time, and the context the small pages are read in. */
 const NEWS = 'https://www.google.com/search?q=grid+battery+storage&tbm=nws';
 const at = new Date('2026-02-22T15:00:00Z');
 const ctx = (pageUrl = NEWS) => ({ pageUrl, fetchedAt: at });
 
+describe('parseNewsResults: the real 2021 news page ("asthma", en-NZ)', () => {
+  let results: NewsResult[];
+  beforeAll(() => {
+    results = parseNewsResults(readFixture(REAL), { pageUrl: REAL_URL, fetchedAt: captured });
+  });
+
+  it('reads the 7 cards in page order', () => {
+    // #rso holds 7 `g-card` > … > `div.dbsr` (data-hveid 48, 56, 63, 71, 78, 86, 94); the
+    // source of each is the text of its `div.XTjFC`
+    expect(results.map((r) => [r.position, r.source])).toEqual([
+      [1, 'Stuff.co.nz'],
+      [2, 'Scoop.co.nz'],
+      [3, 'Scoop.co.nz'],
+      [4, 'Scoop.co.nz'],
+      [5, 'New Zealand Doctor Online'],
+      [6, 'New Zealand Doctor Online'],
+      [7, 'New Zealand Doctor Online'],
+    ]);
+  });
+
+  it('reads the first card whole', () => {
+    expect(results[0]).toEqual({
+      position: 1,
+      // div.JheGif[role=heading] of g-card data-hveid="48"
+      title: 'Thinking about taking your business fleet electric?',
+      // its a[href] (plain, with an onmousedown rwt() tracker, not a /url?q= redirect)
+      url: 'https://www.stuff.co.nz/motoring/119994958/thinking-about-taking-your-business-fleet-electric',
+      source: 'Stuff.co.nz', // div.XTjFC, after its favicon g-img
+      published_at: '2020-03-05T00:00:00.000Z', // div.wxp1Sb span.WG9SHc: "5/03/2020", day first (en-NZ)
+      // div.Y3v8qd, its three source lines joined
+      snippet: 'Selected as inspirational fare for the campaign are NZ Post, Asthma NZ, a not-for-profit centring in Auckland, and a Christchurch t-shirt maker Verboom T-Shirts ...',
+      // img#dimg_11 in div.KNcnob is a 1×1 data: gif that a script swaps for an inline
+      // data:image/jpeg (`_setImagesSrc(['dimg_11'], …)`): the page has no thumbnail URL
+      image_url: null,
+    });
+  });
+
+  it('reads the last card whole', () => {
+    expect(results[6]).toEqual({
+      position: 7,
+      // div.JheGif of g-card data-hveid="94": "After-hours pressure grows in north Waikato as <br>riverside ..."
+      title: 'After-hours pressure grows in north Waikato as riverside ...',
+      url: 'https://www.nzdoctor.co.nz/article/news/after-hours-pressure-grows-north-waikato-riverside-towns-swallowed',
+      source: 'New Zealand Doctor Online',
+      published_at: '2020-03-03T00:00:00.000Z', // "3/03/2020"
+      snippet: 'Warning for parents as asthma hospitalisations spike on return to school. 02/02/2021. COVID-19 vaccine approval sets stage for sector to jump through hoops.',
+      image_url: null, // img#dimg_31: data: as well
+    });
+  });
+
+  it('reads dates day first, as the page language (lang="en-NZ") writes them, not US month first', () => {
+    // the wxp1Sb spans, card by card: 5/03/2020, 4/03/2020, 3/03/2020, 3/03/2020, 4/03/2020,
+    // 4/03/2020, 3/03/2020: all inside the searched 1–5 March 2020 (month first they would be
+    // 3 May, 3 April and 3 March)
+    expect(results.map((r) => r.published_at)).toEqual([
+      '2020-03-05T00:00:00.000Z',
+      '2020-03-04T00:00:00.000Z',
+      '2020-03-03T00:00:00.000Z',
+      '2020-03-03T00:00:00.000Z',
+      '2020-03-04T00:00:00.000Z',
+      '2020-03-04T00:00:00.000Z',
+      '2020-03-03T00:00:00.000Z',
+    ]);
+    // A shown date is absolute: it does not move with the fetch time.
+    const later = parseNewsResults(readFixture(REAL), { pageUrl: REAL_URL, fetchedAt: new Date('2026-01-01T00:00:00Z') });
+    expect(later.map((r) => r.published_at)).toEqual(results.map((r) => r.published_at));
+  });
+
+  it('a title cut with <br> keeps its words apart; a card without a thumbnail still counts', () => {
+    // card 2 (data-hveid="56") has no div.KNcnob thumbnail; its heading reads "…Of Spending <br>Time ..."
+    expect(results[1]).toMatchObject({ title: 'New Research Shows Wellbeing Benefits Of Spending Time ...', image_url: null });
+    // card 5's heading has "Māori" and "<br>'thin ..."
+    expect(results[4]!.title).toBe("Māori and Pacific babies bigger and leaner, Asian babies 'thin ...");
+  });
+
+  it('a page of another site is a ScrapeError naming the cards it lacks', () => {
+    const detail = 'not a news results page: no news result cards (div.SoaBEf, div.dbsr) and no "no results" message';
+    expect(scrapeError(() => parseNewsResults(readFixture('publisher/reuters-article-israeli-tank-2024-03-07.html'), ctx())).detail).toBe(detail);
+    expect(scrapeError(() => parseNewsResults(readFixture('launches/producthunt_homepage_2026-03-08.html'), ctx())).detail).toBe(detail);
+  });
+
+  it('cards whose source or date moved are a ScrapeError, not results with empty fields', () => {
+    const html = readFixture(REAL);
+    const noSource = html.replaceAll('class="XTjFC WF4CUc"', 'class="moved"');
+    expect(scrapeError(() => parseNewsResults(noSource, ctx())).detail).toBe('news result cards without a source line (.MgUUmf, .NUnG9d, .XTjFC): the layout changed');
+    const noDate = html.replaceAll('class="wxp1Sb"', 'class="moved"');
+    expect(scrapeError(() => parseNewsResults(noDate, ctx())).detail).toMatch(/^news result cards without a date line \(/);
+    const oddDate = html.replace(/<span>\d\/03\/2020<\/span>/g, '<span>March, the third</span>');
+    expect(scrapeError(() => parseNewsResults(oddDate, ctx())).detail).toBe('news result dates in a form this parser does not read ("March, the third")');
+  });
+});
+
+/**
+ * The synthetic page (synthetic/WEB-NEWS.PROVENANCE.md; its values are made up) is kept for the
+ * newer `div.SoaBEf` card, which no real capture shows, and for relative times ("3 hours ago"),
+ * which the real page, limited to a past date range, does not show.
+ */
 describe('parseNewsResults: Google news vertical (synthetic, "grid battery storage")', () => {
   let results: NewsResult[];
   beforeAll(() => {
@@ -104,7 +209,7 @@ describe('parseNewsResults: small pages', () => {
   });
 
   it('a page without news cards is a ScrapeError: the real 2022 web results page, whose "Schlagzeilen" cards are no SoaBEf', () => {
-    const detail = 'not a news results page: no news result cards and no "no results" message';
+    const detail = 'not a news results page: no news result cards (div.SoaBEf, div.dbsr) and no "no results" message';
     expect(scrapeError(() => parseNewsResults(readFixture('web-search/google-com-search-test-de-ui-2022.html'), ctx())).detail).toBe(detail);
     expect(scrapeError(() => parseNewsResults('<html><body><h1>Example Domain</h1></body></html>', ctx())).detail).toBe(detail);
   });

@@ -1,20 +1,33 @@
 /**
  * Google's news vertical (`tbm=nws`): its result cards, in page order.
  *
- * No real page of this vertical was captured; the parser follows the documented card markup,
- * written out in the synthetic fixture test/fixtures/pages/synthetic/web-news-search-*.html
- * (WEB-NEWS.PROVENANCE.md there):
+ * Two card layouts are read, told apart by their markup:
  *
- *   div.SoaBEf
- *     a.WlydOe[href]                     the article (or a /url?q= redirect to it)
- *       div.MgUUmf span                  source ("Reuters"), after its favicon
- *       div.n0jPhd[role=heading]         title
- *       div.GI74Re                       snippet
- *       div.OSrXXb span | div.rbYSKb span   "3 hours ago", "Feb 20, 2026"
- *       img                              thumbnail, often an inline data: placeholder
+ * - 2021, checked against a real page (test/fixtures/pages/web-news-search/, an en-NZ page
+ *   of 2021-02-12; test/fixtures/pages/PROVENANCE.md):
  *
- * The fallbacks (`.NUnG9d span`, `[role=heading]`, `.ZE0LJd span`) are the class names of the
- * same card in the 2022 web page's "Top stories" block (web-search/google-com-…-2022.html).
+ *     g-card > … > div.dbsr
+ *       a[href]                          the article
+ *         div.XTjFC                      source ("Stuff.co.nz"), as text after its favicon g-img
+ *         div.JheGif[role=heading]       title, cut with <br> and "..."
+ *         div.Y3v8qd                     snippet
+ *         div.wxp1Sb span                "5/03/2020": the UI language's own date order
+ *         div.KNcnob img                 thumbnail, inlined as data: by a script (no URL)
+ *
+ * - the newer card, known only from the hand-written fixture
+ *   test/fixtures/pages/synthetic/web-news-search-grid-battery-storage.html, which follows the
+ *   documented markup (no real page of it was captured):
+ *
+ *     div.SoaBEf
+ *       a.WlydOe[href]                   the article (or a /url?q= redirect to it)
+ *         div.MgUUmf span                source, after its favicon
+ *         div.n0jPhd[role=heading]       title
+ *         div.GI74Re                     snippet
+ *         div.OSrXXb span | div.rbYSKb span   "3 hours ago", "Feb 20, 2026"
+ *         img                            thumbnail, often an inline data: placeholder
+ *
+ *   Its fallbacks (`.NUnG9d span`, `[role=heading]`, `.ZE0LJd span`) are the class names of
+ *   the same card in the 2022 web page's "Top stories" block (web-search/google-com-…-2022.html).
  */
 import { shownDate } from '../dates.js';
 import { imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
@@ -27,9 +40,13 @@ export interface NewsResult {
   /** The article, never a search engine's redirect. */
   url: string;
   source: string | null;
-  /** ISO 8601: relative times ("3 hours ago") resolved against the fetch time. */
+  /**
+   * ISO 8601: relative times ("3 hours ago") resolved against the fetch time, shown dates
+   * ("Feb 20, 2026", "5/03/2020") as that day's midnight UTC.
+   */
   published_at: string | null;
   snippet: string | null;
+  /** The thumbnail's URL; null for none and for one the page inlines as data:. */
   image_url: string | null;
 }
 
@@ -38,41 +55,79 @@ export interface NewsPageContext {
   fetchedAt: Date;
 }
 
+const CARD = 'div.SoaBEf, div.dbsr';
+const TITLE = 'div.n0jPhd, div.JheGif, [role="heading"]';
+/** The source line, whose favicon is an img too. */
+const SOURCE_LINE = '.MgUUmf, .NUnG9d, .XTjFC';
+const SNIPPET = 'div.GI74Re, div.Y3v8qd';
+const TIME = 'div.OSrXXb span, div.rbYSKb span, div.LfVVr span, .ZE0LJd span, div.wxp1Sb span';
+
 /**
  * News result cards of a Google news-vertical page. Throws ScrapeError on a robot check or bot
- * challenge, and on a page with no cards and no "no results" message; a genuine "no results"
- * page gives [].
+ * challenge; on a page with no cards and no "no results" message; and on cards that lack what
+ * every card of the layout shows (title and link, source, a readable date), which is a layout
+ * change, not a result. A genuine "no results" page gives [].
  */
 export function parseNewsResults(html: string, ctx: NewsPageContext): NewsResult[] {
   const doc = loadPage(html);
   assertNotSearchChallenge(doc, ctx.pageUrl);
   const origin = new URL(ctx.pageUrl).origin;
+  const lang = doc.documentElement?.getAttribute('lang') ?? null;
 
+  const cards = [...doc.querySelectorAll(CARD)].filter((c) => !c.parentElement?.closest(CARD));
   const out: NewsResult[] = [];
-  for (const card of doc.querySelectorAll('div.SoaBEf')) {
+  const shownTimes: string[] = [];
+  for (const card of cards) {
     const a = card.querySelector('a.WlydOe[href]') ?? card.querySelector('a[href]');
     const url = a ? decodeResultUrl(a.getAttribute('href')!, ctx.pageUrl) : null;
-    const title = textOf(card.querySelector('div.n0jPhd') ?? card.querySelector('[role="heading"]'));
+    const title = textOf(card.querySelector(TITLE));
     if (!url || !title) continue;
+    const shown = timeText(card);
+    if (shown) shownTimes.push(shown);
     out.push({
       position: out.length + 1,
       title,
       url,
-      source: textOf(card.querySelector('div.MgUUmf > span') ?? card.querySelector('.MgUUmf span, .NUnG9d span')),
-      published_at: shownDate(timeText(card), ctx.fetchedAt),
-      snippet: textOf(card.querySelector('div.GI74Re')),
-      // The source's favicon is an img too: the thumbnail is the one outside the source line.
-      image_url: imageUrl([...card.querySelectorAll('img')].find((i) => !i.closest('.MgUUmf, .NUnG9d')) ?? null, origin),
+      source: sourceOf(card),
+      published_at: shownDate(shown, ctx.fetchedAt) ?? slashDate(shown, lang),
+      snippet: textOf(card.querySelector(SNIPPET)),
+      image_url: imageUrl([...card.querySelectorAll('img')].find((i) => !i.closest(SOURCE_LINE)) ?? null, origin),
     });
   }
-  if (out.length === 0 && !isNoResultsPage(doc)) {
-    throw new ScrapeError('not a news results page: no news result cards and no "no results" message');
+  if (cards.length === 0) {
+    if (isNoResultsPage(doc)) return [];
+    throw new ScrapeError('not a news results page: no news result cards (div.SoaBEf, div.dbsr) and no "no results" message');
   }
+  // Fields every card of a known layout has: none on any card means the markup moved.
+  if (out.length === 0) throw new ScrapeError(`news result cards without a title (${TITLE}) or a link: the layout changed`);
+  if (out.every((r) => r.source === null)) throw new ScrapeError(`news result cards without a source line (${SOURCE_LINE}): the layout changed`);
+  if (shownTimes.length === 0) throw new ScrapeError(`news result cards without a date line (${TIME}): the layout changed`);
+  if (out.every((r) => r.published_at === null)) throw new ScrapeError(`news result dates in a form this parser does not read (${JSON.stringify(shownTimes[0])})`);
   return out;
+}
+
+/** The source's name: the source line's span, or (2021) its own text after the favicon. */
+function sourceOf(card: Element): string | null {
+  return textOf(card.querySelector('div.MgUUmf > span') ?? card.querySelector('.MgUUmf span, .NUnG9d span') ?? card.querySelector('div.XTjFC'));
 }
 
 /** The card's time line; in some variants the heading carries `OSrXXb` too, so headings are skipped. */
 function timeText(card: Element): string | null {
-  const span = [...card.querySelectorAll('div.OSrXXb span, div.rbYSKb span, div.LfVVr span, .ZE0LJd span')].find((s) => !s.closest('[role="heading"]'));
+  const span = [...card.querySelectorAll(TIME)].find((s) => !s.closest('[role="heading"]'));
   return textOf(span);
+}
+
+/**
+ * A numeric date ("5/03/2020") in the page language's order, as midnight UTC: month first
+ * for US English (`en`, `en-US`), day first for every other language (en-NZ, en-GB, de…).
+ * The 2021 en-NZ capture proves the day-first reading: its search asked for 1–5 March 2020
+ * (`tbs=cdr:1,cd_min:3/1/2020,cd_max:3/5/2020`) and its cards show 3/03/2020 to 5/03/2020.
+ */
+function slashDate(text: string | null, lang: string | null): string | null {
+  const m = text ? /\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/.exec(text) : null;
+  if (!m) return null;
+  const monthFirst = /^en(?:-us)?$/i.test(lang?.trim() ?? '');
+  const [day, month] = monthFirst ? [Number(m[2]), Number(m[1])] : [Number(m[1]), Number(m[2])];
+  const d = new Date(Date.UTC(Number(m[3]), month - 1, day));
+  return month >= 1 && month <= 12 && d.getUTCDate() === day && d.getUTCMonth() === month - 1 ? d.toISOString() : null;
 }

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readFixture, scrapeError } from '../../../test/helpers/pages.js';
 import { decodeResultUrl, parseWebResults, type WebResult } from './search.js';
 
-/** Real pages: test/fixtures/pages/web-search (see PROVENANCE.md there). */
+/** Real pages: test/fixtures/pages/web-search (see test/fixtures/pages/PROVENANCE.md). */
 const DDG = 'https://html.duckduckgo.com/html/';
 const GOOGLE = 'https://www.google.com/search?q=test';
 const at = new Date('2026-02-23T12:00:00Z');
