@@ -287,3 +287,11 @@ describe('parseBestsellers: pages that are not a best-sellers list', () => {
     expect(() => parseBestsellers(search, DE)).toThrow(ScrapeError);
   });
 });
+
+describe('parseBestsellers: a real page of another site', () => {
+  // Issue 22: never a list with empty fields; the real pages are an AP article and a product page.
+  const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
+  it.each(['publisher/apnews-article-presidential-campaigns-2024-09-03.html', 'amazon-product/amazon-com-product-portable-charger-2026.html'])('%s is a ScrapeError', (name) => {
+    expect(() => parseBestsellers(readFileSync(resolve(FIXTURES, name), 'utf8'), US)).toThrow(ScrapeError);
+  });
+});

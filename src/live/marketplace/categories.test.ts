@@ -29,3 +29,10 @@ describe('parseDepartments', () => {
     expect(() => parseDepartments('<html><body><p>hello</p></body></html>')).toThrow(/no department menu/);
   });
 });
+
+describe('parseDepartments: a real page of another site', () => {
+  // Issue 22: a page without the department menu answers 502, never an empty list.
+  it.each(['../publisher/reuters-article-israeli-tank-2024-03-07.html', '../web-search/duckduckgo-html-search-openclaw-2026.html'])('%s is a ScrapeError', (name) => {
+    expect(() => parseDepartments(read(name))).toThrow(ScrapeError);
+  });
+});

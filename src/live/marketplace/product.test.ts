@@ -331,3 +331,12 @@ describe('reviewDate', () => {
     expect(reviewDate(null)).toBeNull();
   });
 });
+
+describe('parseProductPage: a real page of another site', () => {
+  // Issue 22: a parser meeting an unknown layout answers 502 naming what is missing, never a
+  // product with empty fields. The real pages here are a Reuters article and a search page.
+  it.each(['../publisher/reuters-article-israeli-tank-2024-03-07.html', '../amazon-search/amazon-com-search-portable-charger-2026.html'])('%s is a ScrapeError', (name) => {
+    const html = readFileSync(resolve(PAGES, name), 'utf8');
+    expect(() => parseProductPage(html, US)).toThrow(ScrapeError);
+  });
+});

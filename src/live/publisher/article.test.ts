@@ -161,3 +161,11 @@ describe('parseArticle: the fallback order', () => {
     }
   });
 });
+
+describe('parseArticle: a real page of another site', () => {
+  // Issue 22: a results page is not an article: 502 naming what is missing, never an empty article.
+  const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
+  it.each(['web-search/duckduckgo-html-search-openai-news-2026.html', 'amazon-bestsellers/amazon-com-bestsellers-tools-home-improvement-2022.html'])('%s is a ScrapeError', (name) => {
+    expect(() => parseArticle(readFileSync(resolve(FIXTURES, name), 'utf8'), 'https://example.com/x')).toThrow(ScrapeError);
+  });
+});
