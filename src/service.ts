@@ -21,7 +21,7 @@ import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './sea
 import { Catalog, Store } from './store/index.js';
 
 /** Revisions and chunks a catch-up slice reads in (each ~10 ms on the event loop, on this 2-core box). */
-const CATCH_UP_REVISIONS = 2000;
+const CATCH_UP_REVISIONS = 1000;
 const CATCH_UP_CHUNKS = 1024;
 
 export interface Service extends MatchDeps {
