@@ -145,3 +145,34 @@ describe('the parser and the caps answer in the catalogue shape', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('draining', () => {
+  it('a request that arrives on a busy connection while the server closes: 503 shutting_down, the one in flight answered', async () => {
+    const dir = makeTempDir();
+    const s = await openService(loadConfig({ DATA_DIR: `${dir}/data`, LOG_LEVEL: 'silent' }));
+    const a = await buildApp(s);
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const key = s.keys.create({ scheme: 'bearer', name: 'drain' }).secret;
+    const socket = net.connect((a.server.address() as net.AddressInfo).port, '127.0.0.1');
+    let said = '';
+    socket.on('data', (d) => (said += d.toString()));
+    const closed = new Promise<void>((r) => socket.on('close', () => r()));
+    await new Promise((r) => socket.once('connect', r));
+    // Request A is in flight (its body half sent) when the close begins; B follows it on the
+    // same connection (pipelined), so it reaches the router while the server drains.
+    const body = JSON.stringify({ vector: new Array(1024).fill(0.03), order: 'relevance', limit: 5 });
+    socket.write(`POST /v1/match HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    const closing = a.close();
+    await new Promise((r) => setTimeout(r, 100));
+    socket.write(`${body.slice(10)}GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await within(closing, 10_000, 'the close');
+    await within(closed, 10_000, 'the connection closing');
+    const responses = said.split(/(?=HTTP\/1\.1 )/);
+    expect(responses.length, said).toBe(2);
+    expect(responses[0]).toMatch(/^HTTP\/1\.1 200/);
+    expect(responses[1]).toMatch(/^HTTP\/1\.1 503/);
+    expect(JSON.parse(responses[1].slice(responses[1].indexOf('\r\n\r\n') + 4)).error).toBe('shutting_down');
+    await s.close();
+  });
+});
