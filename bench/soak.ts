@@ -14,7 +14,9 @@
  * loopback feed site whose feeds gain items every 30 s (article pages fetched and extracted).
  *
  * Goal: flat after warm-up, growth at most 5% over the last 20 minutes (the sample 20 minutes
- * before the end against the mean of the last three), and no error responses. Prints a table,
+ * before the end against the mean of the last three), and no error responses. The corpus grows
+ * meanwhile (BENCH_SOAK_IMPORT_ARTICLES an import, default 30, and the ingest rounds), so the
+ * table shows the engine's chunks beside RSS and its anonymous part: data held is not a leak. Prints a table,
  * then one line `soak: minutes=… rss_growth_pct=… heap_growth_pct=… fd_growth=… requests=…
  * errors=…`. Never asserts.
  */
@@ -35,6 +37,10 @@ const GATEWAY_HOST = 'soak.gw';
 
 interface Sample {
   rssMB: number;
+  /** Anonymous resident memory (/proc status RssAnon): RSS less LMDB's and the segments' mapped files. */
+  anonMB: number;
+  /** Chunks the engine holds: the corpus grows with every import and ingest round. */
+  rows: number;
   heapMB: number;
   fds: number;
   polls: number;
@@ -49,6 +55,9 @@ function metric(text: string, name: string): number {
 
 {
   const minutes = envInt('BENCH_SOAK_MINUTES', 30);
+  // Articles an import brings (every two minutes): a trickle on a corpus of 1,500, so that
+  // memory that grows with the data does not hide memory that leaks.
+  const importArticles = envInt('BENCH_SOAK_IMPORT_ARTICLES', 30);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const env = { DATA_DIR: path.join(dir, 'data'), GATEWAY_HOST, LOG_LEVEL: 'warn', INGEST_ALLOW_PRIVATE: 'on' };
@@ -121,6 +130,8 @@ function metric(text: string, name: string): number {
     const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${operator}` } })).text();
     return {
       rssMB: metric(text, 'process_resident_memory_bytes') / 1e6,
+      anonMB: Number(/RssAnon:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? 0) / 1e3,
+      rows: metric(text, 'newsmatch_engine_rows'),
       heapMB: metric(text, 'nodejs_heap_size_used_bytes') / 1e6,
       fds: metric(text, 'process_open_fds'),
       polls: metric(text, 'newsmatch_ingest_outlet_polls_total'),
@@ -168,7 +179,7 @@ function metric(text: string, name: string): number {
   };
 
   const samples: Sample[] = [];
-  console.log(`${'min'.padStart(4)} ${'rss MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'fds'.padStart(5)} ${'polls'.padStart(6)} ${'requests'.padStart(9)} ${'imports'.padStart(8)}  non-2xx`);
+  console.log(`${'min'.padStart(4)} ${'rss MB'.padStart(8)} ${'anon MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'chunks'.padStart(7)} ${'fds'.padStart(5)} ${'polls'.padStart(6)} ${'requests'.padStart(9)} ${'imports'.padStart(8)}  non-2xx`);
   let imports = 0;
   for (let m = 1; m <= minutes; m++) {
     // An import beside the server every two minutes: fresh revisions, its own process.
@@ -176,7 +187,7 @@ function metric(text: string, name: string): number {
       m % 2 === 0
         ? (async () => {
             const file = path.join(dir, `corpus-${m}.jsonl`);
-            writeCorpusJsonl(generateCorpus({ seed: 1000 + m, articles: 150, start: new Date(Date.now() - 86_400_000 * 30).toISOString() }), file);
+            writeCorpusJsonl(generateCorpus({ seed: 1000 + m, articles: importArticles, start: new Date(Date.now() - 86_400_000 * 30).toISOString() }), file);
             const r = runCli(['import', file]);
             if (r.status === 0) imports++;
             else console.log(`import failed: ${r.stderr.slice(0, 300)}`);
@@ -187,7 +198,7 @@ function metric(text: string, name: string): number {
     const s = await sample();
     samples.push(s);
     console.log(
-      `${String(m).padStart(4)} ${s.rssMB.toFixed(0).padStart(8)} ${s.heapMB.toFixed(0).padStart(8)} ${String(s.fds).padStart(5)} ${String(s.polls).padStart(6)} ${String(requests).padStart(9)} ${String(imports).padStart(8)}  ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ') || '-'}`,
+      `${String(m).padStart(4)} ${s.rssMB.toFixed(0).padStart(8)} ${s.anonMB.toFixed(0).padStart(8)} ${s.heapMB.toFixed(0).padStart(8)} ${String(s.rows).padStart(7)} ${String(s.fds).padStart(5)} ${String(s.polls).padStart(6)} ${String(requests).padStart(9)} ${String(imports).padStart(8)}  ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ') || '-'}`,
     );
   }
   clearInterval(growing);
@@ -204,7 +215,7 @@ function metric(text: string, name: string): number {
   const pct = (a: number, b: number) => ((b - a) / a) * 100;
   const errors = [...statuses.values()].reduce((a, b) => a + b, 0);
   console.log(
-    `soak: minutes=${minutes} rss_growth_pct=${pct(from.rssMB, mean((s) => s.rssMB)).toFixed(1)} heap_growth_pct=${pct(from.heapMB, mean((s) => s.heapMB)).toFixed(1)} ` +
+    `soak: minutes=${minutes} rss_growth_pct=${pct(from.rssMB, mean((s) => s.rssMB)).toFixed(1)} anon_growth_pct=${pct(from.anonMB, mean((s) => s.anonMB)).toFixed(1)} chunks_growth_pct=${pct(from.rows, mean((s) => s.rows)).toFixed(1)} heap_growth_pct=${pct(from.heapMB, mean((s) => s.heapMB)).toFixed(1)} ` +
       `fd_growth=${(mean((s) => s.fds) - from.fds).toFixed(0)} requests=${requests} imports=${imports} polls=${samples.at(-1)?.polls ?? 0} errors=${errors}`,
   );
 }
