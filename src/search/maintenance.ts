@@ -28,6 +28,7 @@ export class Maintenance {
   #busy = false;
   #closed = false;
   #held = 0;
+  #scratch: { labels: Float64Array; ords: Float64Array; times: Float64Array; sources: Uint32Array; first: Uint8Array; vectors: Float32Array } | null = null;
   constructor(
     readonly store: Store,
     readonly catalog: Catalog,
@@ -53,14 +54,7 @@ export class Maintenance {
       // revision's chunks across a segment and the delta (scans group a revision's rows).
       const last = c.labelOrd[Math.min(until, start + APPEND_BATCH) - 1];
       n = Math.min(to, c.labelStart[last] + c.labelCount[last]) - start;
-      const rows = {
-        labels: new Float64Array(n),
-        ords: new Float64Array(n),
-        times: new Float64Array(n),
-        sources: new Uint32Array(n),
-        first: new Uint8Array(n),
-        vectors: new Float32Array(n * 1024),
-      };
+      const rows = this.#rows(n);
       for (let i = 0; i < n; i++) {
         const label = start + i;
         const ord = c.labelOrd[label];
@@ -76,6 +70,19 @@ export class Maintenance {
     }
     if (done > 0) this.schedule();
     return done;
+  }
+
+  /**
+   * Columns for `n` rows to append: views of buffers kept between calls (append copies them),
+   * so a catch-up of many slices does not allocate 16 MB a slice for the GC to collect.
+   */
+  #rows(n: number) {
+    if (!this.#scratch || this.#scratch.labels.length < n) {
+      const cap = Math.max(n, APPEND_BATCH);
+      this.#scratch = { labels: new Float64Array(cap), ords: new Float64Array(cap), times: new Float64Array(cap), sources: new Uint32Array(cap), first: new Uint8Array(cap), vectors: new Float32Array(cap * 1024) };
+    }
+    const b = this.#scratch;
+    return { labels: b.labels.subarray(0, n), ords: b.ords.subarray(0, n), times: b.times.subarray(0, n), sources: b.sources.subarray(0, n), first: b.first.subarray(0, n), vectors: b.vectors.subarray(0, n * 1024) };
   }
 
   /**
