@@ -118,11 +118,8 @@ Segment::Segment(const std::string& path) : path_(path), map_(new Mapping(path, 
 Segment::~Segment() = default;
 
 void RowBuffer::append(const RowInput& r) {
-  size_t at = f16_.size();
-  f16_.resize(at + kDims);
-  i8_.resize(at + kDims);
-  f32_to_f16_n(r.vec, f16_.data() + at, kDims);
-  scale_.push_back(quantize_i8(r.vec, i8_.data() + at, kDims));
+  f32_to_f16_n(r.vec, f16_.grow(kDims), kDims);
+  scale_.push_back(quantize_i8(r.vec, i8_.grow(kDims), kDims));
   ord_.push_back(r.ord);
   label_.push_back(r.label);
   time_.push_back(r.time);
@@ -131,8 +128,8 @@ void RowBuffer::append(const RowInput& r) {
 }
 
 void RowBuffer::append_from(const Cols& c, size_t r) {
-  f16_.insert(f16_.end(), c.f16 + r * kDims, c.f16 + (r + 1) * kDims);
-  i8_.insert(i8_.end(), c.i8 + r * kDims, c.i8 + (r + 1) * kDims);
+  f16_.append(c.f16 + r * kDims, kDims);
+  i8_.append(c.i8 + r * kDims, kDims);
   scale_.push_back(c.scale[r]);
   ord_.push_back(c.ord[r]);
   label_.push_back(c.label[r]);
@@ -158,15 +155,8 @@ Cols RowBuffer::cols() const {
 }
 
 void RowBuffer::clear() {
-  // swap, not clear(): give the memory back
-  std::vector<uint16_t>().swap(f16_);
-  std::vector<int8_t>().swap(i8_);
-  std::vector<float>().swap(scale_);
-  std::vector<uint64_t>().swap(ord_);
-  std::vector<uint64_t>().swap(label_);
-  std::vector<int64_t>().swap(time_);
-  std::vector<uint32_t>().swap(source_);
-  std::vector<uint8_t>().swap(first_);
+  // Fresh buffers, not emptied ones: give the memory back.
+  *this = RowBuffer();
 }
 
 void RowBuffer::write_sorted(const std::string& path) const {

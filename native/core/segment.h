@@ -3,9 +3,13 @@
 // (rows appended in memory since the last seal). A revision's chunks are always adjacent rows
 // of one view, so per-revision aggregation needs no hash map.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -80,6 +84,51 @@ class Segment {
 };
 
 // Rows in memory (the delta, or a segment being built).
+// A growable array of trivially copyable T, grown with realloc: glibc serves large blocks with
+// mmap and grows them with mremap, so the delta grows by remapping pages, not by copying
+// every row under the engine's write lock (std::vector's doubling copied 100 MB at 32k rows).
+template <typename T>
+class PodVec {
+ public:
+  PodVec() = default;
+  ~PodVec() { std::free(p_); }
+  PodVec(const PodVec&) = delete;
+  PodVec& operator=(const PodVec&) = delete;
+  PodVec(PodVec&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr, o.n_ = o.cap_ = 0; }
+  PodVec& operator=(PodVec&& o) noexcept {
+    if (this != &o) {
+      std::free(p_);
+      p_ = o.p_, n_ = o.n_, cap_ = o.cap_;
+      o.p_ = nullptr, o.n_ = o.cap_ = 0;
+    }
+    return *this;
+  }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  const T& back() const { return p_[n_ - 1]; }
+  // `k` more elements, uninitialised: the caller writes them.
+  T* grow(size_t k) {
+    if (n_ + k > cap_) {
+      size_t c = std::max(n_ + k, cap_ * 2 + 16);
+      void* q = std::realloc(p_, c * sizeof(T));
+      if (!q) throw std::bad_alloc();
+      p_ = static_cast<T*>(q), cap_ = c;
+    }
+    T* at = p_ + n_;
+    n_ += k;
+    return at;
+  }
+  void push_back(const T& v) { *grow(1) = v; }
+  void append(const T* src, size_t k) { std::memcpy(grow(k), src, k * sizeof(T)); }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0, cap_ = 0;
+};
+
 class RowBuffer {
  public:
   void append(const RowInput& r);
@@ -92,13 +141,13 @@ class RowBuffer {
   void write_sorted(const std::string& path) const;
 
  private:
-  std::vector<uint16_t> f16_;
-  std::vector<int8_t> i8_;
-  std::vector<float> scale_;
-  std::vector<uint64_t> ord_, label_;
-  std::vector<int64_t> time_;
-  std::vector<uint32_t> source_;
-  std::vector<uint8_t> first_;
+  PodVec<uint16_t> f16_;
+  PodVec<int8_t> i8_;
+  PodVec<float> scale_;
+  PodVec<uint64_t> ord_, label_;
+  PodVec<int64_t> time_;
+  PodVec<uint32_t> source_;
+  PodVec<uint8_t> first_;
 };
 
 // Rows of a sorted view with lo <= time <= hi: [begin, end).
