@@ -117,10 +117,12 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // the server takes seconds to read in). One run at a time, shared by every waiting request;
   // a request that finds the store ahead of that run's last look starts another.
   let catching: Promise<void> | null = null;
-  const lagging = () => catalog.size < store.nextOrd() || catalog.labels < store.nextLabel() || engine.stats().nextLabel < store.nextLabel();
+  let closed = false;
+  const lagging = () => !closed && (catalog.size < store.nextOrd() || catalog.labels < store.nextLabel() || engine.stats().nextLabel < store.nextLabel());
   const catchUpSlices = async () => {
     try {
-      for (;;) {
+      // A slice never runs after close() began (the engine may be closed by then).
+      while (!closed) {
         const revisions = catalog.catchUp(store, CATCH_UP_REVISIONS);
         if (revisions === 0 && maintenance.sync(CATCH_UP_CHUNKS) === 0) break;
         await new Promise((r) => setImmediate(r));
@@ -176,6 +178,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       return summary;
     },
     async close() {
+      closed = true;
       await live.close();
       await parsers.close();
       news.close();
