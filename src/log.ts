@@ -34,7 +34,10 @@ export function redactUrl(url: string): string {
         // as above
       }
       KEY_SHAPED.lastIndex = 0;
-      return KEY_SHAPED.test(decoded) ? `${pair.slice(0, eq < 0 ? pair.length : eq)}=[redacted]` : pair;
+      if (!KEY_SHAPED.test(decoded)) return pair;
+      // A key sent as a parameter's name (or a bare word) goes whole; otherwise just the value.
+      KEY_SHAPED.lastIndex = 0;
+      return eq < 0 || KEY_SHAPED.test(name) ? '[redacted]' : `${pair.slice(0, eq)}=[redacted]`;
     })
     .join('&');
   return `${path}?${query}`;
