@@ -118,7 +118,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // a request that finds the store ahead of that run's last look starts another.
   let catching: Promise<void> | null = null;
   let closed = false;
-  const lagging = () => !closed && (catalog.size < store.nextOrd() || catalog.labels < store.nextLabel() || engine.stats().nextLabel < store.nextLabel());
+  const lagging = () => {
+    if (closed) return false;
+    const labels = store.nextLabel();
+    return catalog.size < store.nextOrd() || catalog.labels < labels || engine.stats().nextLabel < labels;
+  };
   const catchUpSlices = async () => {
     try {
       // A slice never runs after close() began (the engine may be closed by then).

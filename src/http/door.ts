@@ -5,7 +5,7 @@
  * instead of Node's bare status lines. The timeouts themselves are the server's options
  * (app.ts); this is who answers when they fire.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
 import { AppError, type ErrorName } from '../errors.js';
@@ -15,10 +15,8 @@ function rawError(entry: ErrorName, message?: string, headers: Record<string, st
   const e = new AppError(entry, message);
   const body = JSON.stringify(e.toBody());
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  return `HTTP/1.1 ${e.status} ${STATUS_TEXT[e.status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${extra}\r\n${body}`;
+  return `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${extra}\r\n${body}`;
 }
-
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 503: 'Service Unavailable' };
 
 /** Fastify's `clientErrorHandler`: the parser's failures as catalogue errors. */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {

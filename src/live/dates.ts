@@ -90,3 +90,19 @@ function ymd(year: number, month: number, day: number): string | null {
   const d = new Date(Date.UTC(year, month, day));
   return d.getUTCDate() === day ? d.toISOString() : null;
 }
+
+/**
+ * A numeric date ("5/03/2020"), as pages show one where they show no relative time, in the
+ * page language's order, as midnight UTC: month first for US English (`en`, `en-US`), day
+ * first for every other language (en-NZ, en-GB, de…). The 2021 en-NZ news capture proves the
+ * day-first reading: its search asked for 1–5 March 2020 (`tbs=cdr:1,cd_min:3/1/2020,
+ * cd_max:3/5/2020`) and its cards show 3/03/2020 to 5/03/2020.
+ */
+export function numericDate(text: string | null, lang: string | null): string | null {
+  const m = text ? /\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/.exec(text) : null;
+  if (!m) return null;
+  const monthFirst = /^en(?:-us)?$/i.test(lang?.trim() ?? '');
+  const [day, month] = monthFirst ? [Number(m[2]), Number(m[1])] : [Number(m[1]), Number(m[2])];
+  const d = new Date(Date.UTC(Number(m[3]), month - 1, day));
+  return month >= 1 && month <= 12 && d.getUTCDate() === day && d.getUTCMonth() === month - 1 ? d.toISOString() : null;
+}

@@ -29,7 +29,7 @@
  *   Its fallbacks (`.NUnG9d span`, `[role=heading]`, `.ZE0LJd span`) are the class names of
  *   the same card in the 2022 web page's "Top stories" block (web-search/google-com-…-2022.html).
  */
-import { shownDate } from '../dates.js';
+import { numericDate, shownDate } from '../dates.js';
 import { imageUrl, loadPage, ScrapeError, textOf } from '../page.js';
 import { assertNotSearchChallenge, decodeResultUrl, isNoResultsPage } from './search.js';
 
@@ -89,7 +89,7 @@ export function parseNewsResults(html: string, ctx: NewsPageContext): NewsResult
       title,
       url,
       source: sourceOf(card),
-      published_at: shownDate(shown, ctx.fetchedAt) ?? slashDate(shown, lang),
+      published_at: shownDate(shown, ctx.fetchedAt) ?? numericDate(shown, lang),
       snippet: textOf(card.querySelector(SNIPPET)),
       image_url: imageUrl([...card.querySelectorAll('img')].find((i) => !i.closest(SOURCE_LINE)) ?? null, origin),
     });
@@ -115,19 +115,4 @@ function sourceOf(card: Element): string | null {
 function timeText(card: Element): string | null {
   const span = [...card.querySelectorAll(TIME)].find((s) => !s.closest('[role="heading"]'));
   return textOf(span);
-}
-
-/**
- * A numeric date ("5/03/2020") in the page language's order, as midnight UTC: month first
- * for US English (`en`, `en-US`), day first for every other language (en-NZ, en-GB, de…).
- * The 2021 en-NZ capture proves the day-first reading: its search asked for 1–5 March 2020
- * (`tbs=cdr:1,cd_min:3/1/2020,cd_max:3/5/2020`) and its cards show 3/03/2020 to 5/03/2020.
- */
-function slashDate(text: string | null, lang: string | null): string | null {
-  const m = text ? /\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/.exec(text) : null;
-  if (!m) return null;
-  const monthFirst = /^en(?:-us)?$/i.test(lang?.trim() ?? '');
-  const [day, month] = monthFirst ? [Number(m[2]), Number(m[1])] : [Number(m[1]), Number(m[2])];
-  const d = new Date(Date.UTC(Number(m[3]), month - 1, day));
-  return month >= 1 && month <= 12 && d.getUTCDate() === day && d.getUTCMonth() === month - 1 ? d.toISOString() : null;
 }
