@@ -18,7 +18,7 @@
  * is req/s relative to the baseline row, then one line `load: ...`. BENCH_CPU_PROF=<dir> writes
  * the server's V8 CPU profile there.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildApp } from '../src/http/app.js';

@@ -32,6 +32,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { buildApp } from '../src/http/app.js';
 import { native } from '../src/native.js';
 import type { Domain } from '../src/search/index.js';

@@ -22,12 +22,14 @@ if (values.help) {
 }
 const dir = path.resolve(positionals[0] ?? 'models/bge-m3');
 const hub = process.env.HF_ENDPOINT ?? 'https://huggingface.co';
+/** @type {Record<string, string>} */
 const auth = process.env.HF_TOKEN ? { authorization: `Bearer ${process.env.HF_TOKEN}` } : {};
 const { repo, subdir, revision } = values;
 // model.onnx_data is optional: small exports keep their weights inside model.onnx.
 const WANTED = ['model.onnx', 'model.onnx_data', 'tokenizer.json', 'tokenizer_config.json'];
 
 /** The hub's listing of a folder: path, size, and the LFS sha256 for large files. */
+/** @param {string} folder */
 async function listing(folder) {
   const url = `${hub}/api/models/${repo}/tree/${revision}${folder ? `/${folder}` : ''}`;
   const res = await fetch(url, { headers: auth });
@@ -35,6 +37,7 @@ async function listing(folder) {
   return res.json();
 }
 
+/** @param {string} file */
 async function sha256(file) {
   const h = createHash('sha256');
   await pipeline(fs.createReadStream(file), h);
@@ -74,7 +77,8 @@ async function main() {
         c.enqueue(chunk);
       },
     });
-    await pipeline(Readable.fromWeb(res.body.pipeThrough(counter)), fs.createWriteStream(tmp));
+    // The DOM and node:stream/web ReadableStream types differ only in name.
+    await pipeline(Readable.fromWeb(/** @type {import('node:stream/web').ReadableStream} */ (/** @type {unknown} */ (res.body.pipeThrough(counter)))), fs.createWriteStream(tmp));
     const have = fs.statSync(tmp).size;
     if (have !== size) throw new Error(`${name}: got ${have} bytes, the hub lists ${size}`);
     if (e.lfs) {

@@ -35,7 +35,9 @@ let operator: Record<string, string>;
 function site(req: http.IncomingMessage, res: http.ServerResponse): void {
   requested.push(req.url!);
   const u = new URL(req.url!, 'http://x');
-  const html = (b: Buffer | string, status = 200) => res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(b);
+  const html = (b: Buffer | string, status = 200): void => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(b);
+  };
   const q = u.searchParams.get('q');
   if (u.pathname === '/web') {
     if (q === 'openclaw') return html(page('web-search/duckduckgo-html-search-openclaw-2026.html'));

@@ -50,7 +50,8 @@ function marketplace(req: http.IncomingMessage, res: http.ServerResponse, body: 
   if (p === '/portal-migration/hz/glow/address-change') {
     res.setHeader('set-cookie', 'sp-cdn="L5Z9:DE"; Path=/');
     res.writeHead(200, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({ isValidAddress: JSON.parse(body).zipCode === '00000' ? 0 : 1 }));
+    res.end(JSON.stringify({ isValidAddress: JSON.parse(body).zipCode === '00000' ? 0 : 1 }));
+    return;
   }
   if (p === '/s' && k === 'robot') return html(ROBOT);
   if (p === '/s' && k === 'throttled') return html('busy', 503);

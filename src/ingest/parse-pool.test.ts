@@ -67,7 +67,7 @@ describe('Poller: pages are extracted off the event loop', () => {
     const fetcher = {
       async get(url: string): Promise<FetchResult> {
         const body = url.endsWith('/rss') ? FEED : AP;
-        return { status: 200, url, body, contentType: url.endsWith('/rss') ? 'application/rss+xml' : HTML, validators: {} };
+        return { status: 200, url, body, contentType: url.endsWith('/rss') ? 'application/rss+xml' : HTML, validators: { etag: null, lastModified: null } };
       },
       async close() {},
     } as unknown as Fetcher;
