@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DIMS } from './dims.js';
 
 /** Which rows a query may see. Times are inclusive Unix seconds; `sources` is a bitmap (bit i = source id i). */
 export interface NativeFilter {
@@ -127,11 +128,15 @@ function load(): NativeAddon {
   const require = createRequire(import.meta.url);
   const errors: string[] = [];
   for (const file of candidates) {
+    let addon: NativeAddon;
     try {
-      return require(file) as NativeAddon;
+      addon = require(file) as NativeAddon;
     } catch (e) {
       errors.push(`${file}: ${(e as Error).message.split('\n')[0]}`);
+      continue;
     }
+    if (addon.dims !== DIMS) throw new Error(`newsmatch: ${file} was built for ${addon.dims}-d vectors, the service uses ${DIMS}: run \`npm run build:native\``);
+    return addon;
   }
   throw new Error(
     `newsmatch: the native addon could not be loaded.\n${errors.join('\n')}\n` +

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Rng } from '../../test/helpers/rng.js';
 import { TINY_WORDS, writeTinyModel, type TinyModelOptions } from '../../test/helpers/tiny-model.js';
 import { AppError } from '../errors.js';
-import { chunkRevision } from '../ingest/chunk.js';
+import { chunkRevision } from './chunk.js';
 import { Embedder, type EmbedderOptions } from './embedder.js';
 
 const DIM = 1024;

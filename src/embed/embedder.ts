@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import { DIMENSIONS } from '../store/index.js';
+import { DIMS } from '../dims.js';
 import { workerFile } from '../worker-file.js';
 import { checkModelDir } from './model-dir.js';
 import type { Prepared, PrepareTask } from './prepare-worker.js';
@@ -332,8 +332,8 @@ export class Embedder {
     const task = (pool.piscina.run({ kind: 'run', ids, lengths, exit }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
       .then(
         (out) => {
-          if (out.length !== batch.length * DIMENSIONS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
-          batch.forEach((item, i) => settle(item, out.subarray(i * DIMENSIONS, (i + 1) * DIMENSIONS)));
+          if (out.length !== batch.length * DIMS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
+          batch.forEach((item, i) => settle(item, out.subarray(i * DIMS, (i + 1) * DIMS)));
         },
       )
       .catch((e: unknown) => {

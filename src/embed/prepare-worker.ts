@@ -8,7 +8,7 @@
  * workerData: { modelDir, maxTokens }
  */
 import { workerData } from 'piscina';
-import { chunkRevision, type ChunkOptions } from '../ingest/chunk.js';
+import { chunkRevision, type ChunkOptions } from './chunk.js';
 import { TextTokenizer } from './tokenizer.js';
 
 export interface PrepareTask {

@@ -6,7 +6,8 @@
  *    "title":"Port strike ends","snippet":"Dock workers return…","text":"…","published_at":"2026-05-01T08:00:00Z",
  *    "chunks":[{"text":"Port strike ends","vector":[0.01,…]},{"text":"Dock workers…","vector_b64":"AACAPw…"}]}
  */
-import { DIMENSIONS, canonicalUrl, type RevisionInput } from '../store/index.js';
+import { DIMS } from '../dims.js';
+import { canonicalUrl, type RevisionInput } from '../store/index.js';
 import { decodeVectorB64, normalise } from '../search/index.js';
 import { parseTime } from '../time.js';
 
@@ -62,13 +63,13 @@ export function parseImportLine(line: string): ParsedLine {
     if ((c.vector === undefined) === (c.vector_b64 === undefined)) return fail(`${at}: give exactly one of vector, vector_b64`);
     let values: ArrayLike<number>;
     if (c.vector !== undefined) {
-      if (!Array.isArray(c.vector) || c.vector.length !== DIMENSIONS || !allNumbers(c.vector)) {
-        return fail(`${at}.vector: must be ${DIMENSIONS} numbers`);
+      if (!Array.isArray(c.vector) || c.vector.length !== DIMS || !allNumbers(c.vector)) {
+        return fail(`${at}.vector: must be ${DIMS} numbers`);
       }
       values = c.vector;
     } else {
       const decoded = typeof c.vector_b64 === 'string' ? decodeVectorB64(c.vector_b64) : null;
-      if (!decoded) return fail(`${at}.vector_b64: must be base64 of ${DIMENSIONS} little-endian float32`);
+      if (!decoded) return fail(`${at}.vector_b64: must be base64 of ${DIMS} little-endian float32`);
       values = decoded;
     }
     const vector = normalise(values);

@@ -15,7 +15,9 @@
 import Database from 'better-sqlite3';
 import { KeywordReads } from './read-pool.js';
 import { Readers } from './reads.js';
-import { KeywordWriter } from './write-pool.js';
+import { KeywordWriter, type Corpus } from './write-pool.js';
+
+export type { Corpus };
 
 /** Bump to rebuild every index built by an older layout. */
 const SCHEMA = 2;
@@ -35,8 +37,6 @@ CREATE INDEX IF NOT EXISTS job_skills_rid ON job_skills (rid);
 CREATE VIRTUAL TABLE IF NOT EXISTS job_fts USING fts5(
   title, company, location, skills, description, content='', contentless_delete=1, prefix='2 3', tokenize="unicode61 remove_diacritics 0");
 `;
-
-export type Corpus = 'news' | 'jobs';
 
 export interface KeywordWorkers {
   /** Reader threads (KEYWORD_READ_THREADS); 0 reads on the event loop. */

@@ -3,6 +3,7 @@ export { NewsIndex } from './news.js';
 export { JobsIndex } from './jobs.js';
 export { keywordLag, type KeywordLag } from './lag.js';
 export { searchNews, type NewsDeps, type NewsParams, type NewsResponse } from './search-news.js';
+export { searchJobs, resolveSkills, type JobsParams } from './search-jobs.js';
 export { parseQuery, termMatcher, type KeywordQuery } from './query.js';
 export { tokenize, indexText, fold } from './text.js';
 export { highlight } from './highlight.js';

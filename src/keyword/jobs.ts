@@ -9,7 +9,7 @@
  * and the market endpoints.
  */
 import type { Statement } from 'better-sqlite3';
-import type { JobRecord, JobStore } from '../jobs/store.js';
+import type { JobRecord, JobStore } from '../jobs/index.js';
 import { CatchUp } from './catch-up.js';
 import type { KeywordDb } from './db.js';
 import type { JobFilter, JobHit } from './jobs-queries.js';

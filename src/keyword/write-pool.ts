@@ -4,8 +4,21 @@
  */
 import { Piscina } from 'piscina';
 import { workerFile } from '../worker-file.js';
-import type { Corpus } from './db.js';
-import type { WriteTask } from './write-worker.js';
+
+export type Corpus = 'news' | 'jobs';
+
+/** A task for the writer thread (write-worker.ts). */
+export interface WriteTask {
+  /** The store's directory (Store.path). */
+  store: string;
+  /** The keyword index file. */
+  file: string;
+  corpus: Corpus;
+  /** Records to index at most in this task (a task ends between transactions). */
+  budget: number;
+  /** Closes this thread's handles instead (before the pool stops). */
+  close?: boolean;
+}
 
 export class KeywordWriter {
   #pool: Piscina | null = null;

@@ -6,23 +6,12 @@
  * store, not a copy; the index connection is this thread's own.
  */
 import { threadId } from 'node:worker_threads';
-import { JobStore } from '../jobs/store.js';
+import { JobStore } from '../jobs/index.js';
 import { Store } from '../store/index.js';
-import { KeywordDb, type Corpus } from './db.js';
+import { KeywordDb } from './db.js';
 import { JobsIndex } from './jobs.js';
 import { NewsIndex } from './news.js';
-
-export interface WriteTask {
-  /** The store's directory (Store.path). */
-  store: string;
-  /** The keyword index file. */
-  file: string;
-  corpus: Corpus;
-  /** Records to index at most in this task (a task ends between transactions). */
-  budget: number;
-  /** Closes this thread's handles instead (before the pool stops). */
-  close?: boolean;
-}
+import type { WriteTask } from './write-pool.js';
 
 let opened: { key: string; store: Store; kdb: KeywordDb; news: NewsIndex; jobs: JobsIndex } | null = null;
 

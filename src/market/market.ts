@@ -13,7 +13,7 @@ import type { JobsIndex } from '../keyword/jobs.js';
 import type { NewsIndex } from '../keyword/news.js';
 import { bool, csv, oneOf, text, timeRange } from '../params.js';
 import { parseQuery } from '../keyword/query.js';
-import { resolveSkills } from '../jobs/search-jobs.js';
+import { resolveSkills } from '../keyword/index.js';
 import type { Skill, Vocabulary } from '../jobs/vocabulary.js';
 import type { OutletRecord } from '../ingest/outlets.js';
 import { resolveSources } from '../match/index.js';

@@ -19,12 +19,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../test/helpers/rng.js';
+import { DIMS } from '../dims.js';
 import { native, type NativeEngine, type NativeFilter, type NativeHits, type NativeRows } from '../native.js';
-import type { Catalog } from '../store/catalog.js';
+import type { Catalog } from '../store/index.js';
 import { EngineLockedError, SearchEngine } from './engine.js';
 import { VectorSearch, type Domain } from './vector-search.js';
 
-const DIMS = 1024;
 /** f16 storage: a score may differ from the f32 oracle by this much. */
 const TOL = 1e-4;
 const T0 = 1_700_000_000;

@@ -4,6 +4,7 @@
  * queries are merged into one pass over the data, since the scan is memory-bound: while a pass
  * is running (on every core), new queries queue, and the next pass takes all of them.
  */
+import { DIMS } from '../dims.js';
 import {
   native,
   type NativeEngine,
@@ -37,7 +38,6 @@ type RangeSpec = { threshold: number; cap: number; filter: NativeFilter };
 /** A top-k answer: the hits, whether the index could fill them, how it was planned and what it read. */
 export type TopkResult = NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats };
 
-const DIMS = 1024;
 
 /**
  * Queries waiting at one turn of the event loop, handed to the addon in one call (at most
@@ -59,7 +59,7 @@ class Batcher<S, R> {
 
   push(query: Float32Array, spec: S & { filter: NativeFilter }): Promise<R> {
     return new Promise((resolve, reject) => {
-      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError('query must be a Float32Array of 1024 floats'));
+      if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError(`query must be a Float32Array of ${DIMS} floats`));
       try {
         checkFilter(spec.filter);
       } catch (e) {

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import type { Catalog } from '../store/catalog.js';
+import type { Catalog } from '../store/index.js';
 import type { EngineFilter, EngineHits, SearchEngine, TopkOptions, TopkPlan } from './engine.js';
 
 /** Which revisions a query may return. */

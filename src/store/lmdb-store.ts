@@ -21,8 +21,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
-
-export const DIMENSIONS = 1024;
+import { DIMS } from '../dims.js';
 
 export interface RevisionRecord {
   id: string;
@@ -288,8 +287,8 @@ export class Store {
    */
   vector(label: number): Float32Array {
     const buf = this.vectors.getBinaryFast(label)!;
-    if (buf.byteOffset % 4 === 0) return new Float32Array(buf.buffer, buf.byteOffset, DIMENSIONS);
-    return new Float32Array(new Uint8Array(buf).buffer, 0, DIMENSIONS);
+    if (buf.byteOffset % 4 === 0) return new Float32Array(buf.buffer, buf.byteOffset, DIMS);
+    return new Float32Array(new Uint8Array(buf).buffer, 0, DIMS);
   }
 
   /** Every source, sorted by name. */

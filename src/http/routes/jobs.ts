@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { searchJobs, type JobsParams } from '../../jobs/search-jobs.js';
+import { searchJobs, type JobsParams } from '../../keyword/index.js';
 import type { Service } from '../../service.js';
 import { errorResponses, keywordPage, queryString, security } from '../schemas.js';
 

@@ -4,15 +4,14 @@
  * remote and posting time; keyset cursor. The SQL runs on a reader thread.
  */
 import { AppError } from '../errors.js';
-import type { JobsIndex } from '../keyword/jobs.js';
-import { highlight } from '../keyword/highlight.js';
+import type { JobsIndex } from './jobs.js';
+import { highlight } from './highlight.js';
 import { bool, csv, int, text, timeRange } from '../params.js';
-import { parseQuery, termMatcher, type TokenMatch } from '../keyword/query.js';
-import { tokenize } from '../keyword/text.js';
+import { parseQuery, termMatcher, type TokenMatch } from './query.js';
+import { tokenize } from './text.js';
 import { fingerprint, type CursorCodec } from '../match/index.js';
 import { formatTime } from '../time.js';
-import type { JobRecord, JobStore } from './store.js';
-import type { Vocabulary } from './vocabulary.js';
+import type { JobRecord, JobStore, Vocabulary } from '../jobs/index.js';
 
 export interface JobsDeps {
   jobs: JobStore;
