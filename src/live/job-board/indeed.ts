@@ -24,7 +24,7 @@ import { shownDate } from '../dates.js';
 import { clean, hasType, isObj, jsonLd, ldNodes, list, num, obj, str, type Json } from '../json-ld.js';
 import { mergeById, prefer } from '../merge.js';
 import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, shownText, textOf } from '../page.js';
-import type { JobItem } from './parse.js';
+import type { JobItem } from './types.js';
 
 const BEACON = 'div.job_seen_beacon';
 const OLD_CARD = 'li td.resultContent';

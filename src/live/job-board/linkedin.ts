@@ -15,7 +15,7 @@
  */
 import { isoInstant, shownDate } from '../dates.js';
 import { absoluteUrl, assertNotRobotCheck, loadPage, ScrapeError, textOf } from '../page.js';
-import type { JobItem } from './parse.js';
+import type { JobItem } from './types.js';
 
 const CARD = '.base-search-card, .job-search-card';
 
