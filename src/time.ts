@@ -11,6 +11,13 @@ export function parseTime(s: string, round: 'down' | 'up' = 'down'): number {
   return round === 'up' ? Math.ceil(ms / 1000) : Math.floor(ms / 1000);
 }
 
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/** 0-11 for an English month name or its abbreviation ("Sept.", "sep", "September"), by its first three letters; -1 otherwise. */
+export function monthIndex(name: string): number {
+  return MONTHS.indexOf(name.slice(0, 3).toLowerCase());
+}
+
 export function formatTime(seconds: number): string {
   const iso = new Date(seconds * 1000).toISOString();
   // `YYYY-MM-DDTHH:MM:SS.sssZ`: drop the milliseconds (whole seconds); years past 9999 are longer.

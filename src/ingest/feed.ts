@@ -23,6 +23,7 @@ import {
   type RssFeed,
 } from 'feedsmith';
 import { canonicalUrl } from '../store/index.js';
+import { monthIndex } from '../time.js';
 
 export interface FeedItem {
   /** Canonical URL (the article's identity). */
@@ -377,8 +378,6 @@ function resolve(link: string | undefined, base: string): string | null {
 
 // ---- dates --------------------------------------------------------------------------------
 
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-
 /** RFC 822 zone names, plus the ones outlets write anyway. Any other name (military letters included) counts as UTC: hours off beats days off. */
 const ZONES: Record<string, number> = {
   ut: 0, utc: 0, gmt: 0, z: 0, wet: 0,
@@ -399,7 +398,7 @@ export function parseFeedDate(raw: string): number {
   }
   m = RFC822.exec(s);
   if (m) {
-    const month = MONTHS.indexOf(m[2].slice(0, 3).toLowerCase()) + 1;
+    const month = monthIndex(m[2]) + 1;
     if (month === 0) return NaN;
     const year = m[3].length === 2 ? (+m[3] < 50 ? 2000 : 1900) + +m[3] : +m[3];
     return utc(year, month, +m[1], +m[4], +m[5], +(m[6] ?? 0), offsetMinutes(m[7]));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shownDate } from './dates.js';
+import { shownDate, shownDay } from './dates.js';
 
 const at = new Date('2026-11-23T12:00:00Z');
 
@@ -28,5 +28,17 @@ describe('shownDate', () => {
     expect(shownDate('', at)).toBeNull();
     expect(shownDate('Sponsored', at)).toBeNull();
     expect(shownDate('Feb 30, 2026', at)).toBeNull();
+  });
+});
+
+describe('shownDay', () => {
+  it('reads the English forms a review shows and gives up on others', () => {
+    expect(shownDay('July 8, 2026')).toBe('2026-07-08');
+    expect(shownDay('Reviewed in the United States on July 8, 2026')).toBe('2026-07-08');
+    expect(shownDay('8 July 2026')).toBe('2026-07-08');
+    expect(shownDay('Sept. 3, 2024')).toBe('2024-09-03');
+    expect(shownDay('8. Juli 2026')).toBeNull();
+    expect(shownDay('February 30, 2026')).toBeNull();
+    expect(shownDay(null)).toBeNull();
   });
 });

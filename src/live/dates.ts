@@ -3,6 +3,7 @@
  * "Feb 20, 2026", "20.02.2026"), resolved to ISO 8601 against the time the page was read. Relative times are
  * as precise as their unit: "2 days ago" is the fetch time minus 48 hours.
  */
+import { monthIndex } from '../time.js';
 
 const UNIT_MS: Record<string, number> = {
   s: 1_000,
@@ -25,8 +26,6 @@ const UNIT_MS: Record<string, number> = {
   yr: 365 * 86_400_000,
   year: 365 * 86_400_000,
 };
-
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** German UI ("vor 2 Tagen"), as the German pages of the search engines write it. */
 const GERMAN: Record<string, number> = { sekunde: 1_000, minute: 60_000, stunde: 3_600_000, tag: 86_400_000, woche: 7 * 86_400_000, monat: 30 * 86_400_000, jahr: 365 * 86_400_000 };
@@ -69,6 +68,12 @@ export function isoInstant(v: string | null | undefined): string | null {
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
+/** The calendar day ("2026-07-08") a shown absolute date names ("July 8, 2026", "8 July 2026", "Sept. 3, 2024"), or null. */
+export function shownDay(text: string | null | undefined): string | null {
+  if (!text) return null;
+  return absoluteDate(text.replace(/\s+/g, ' ').trim())?.slice(0, 10) ?? null;
+}
+
 /** "2026-02-20", "Feb 20, 2026", "20 Feb 2026", "20.02.2026" (day first), as midnight UTC. */
 function absoluteDate(t: string): string | null {
   let m = /\b(\d{4})-(\d{2})-(\d{2})(T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?/.exec(t);
@@ -77,9 +82,9 @@ function absoluteDate(t: string): string | null {
     return Number.isNaN(d.getTime()) ? null : d.toISOString();
   }
   m = /\b([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? (\d{4})\b/.exec(t);
-  if (m) return ymd(Number(m[3]), MONTHS.indexOf(m[1].toLowerCase()), Number(m[2]));
+  if (m) return ymd(Number(m[3]), monthIndex(m[1]), Number(m[2]));
   m = /\b(\d{1,2}) ([A-Za-z]{3})[a-z]*\.?,? (\d{4})\b/.exec(t);
-  if (m) return ymd(Number(m[3]), MONTHS.indexOf(m[2].toLowerCase()), Number(m[1]));
+  if (m) return ymd(Number(m[3]), monthIndex(m[2]), Number(m[1]));
   m = /\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b/.exec(t);
   if (m) return ymd(Number(m[3]), Number(m[2]) - 1, Number(m[1]));
   return null;

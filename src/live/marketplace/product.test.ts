@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ScrapeError } from '../page.js';
-import { parseProductPage, parseProductReviews, reviewDate, type ProductPage, type Review } from './product.js';
+import { parseProductPage, parseProductReviews, type ProductPage, type Review } from './product.js';
 
 /** Real detail pages captured from amazon.com: test/fixtures/pages/amazon-product (see test/fixtures/pages/PROVENANCE.md). */
 const PAGES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages/amazon-product');
@@ -322,15 +322,6 @@ describe('pages that are not a product page', () => {
   });
 });
 
-describe('reviewDate', () => {
-  it('reads the English forms and gives up on others', () => {
-    expect(reviewDate('July 8, 2026')).toBe('2026-07-08');
-    expect(reviewDate('8 July 2026')).toBe('2026-07-08');
-    expect(reviewDate('Sept. 3, 2024')).toBe('2024-09-03');
-    expect(reviewDate('8. Juli 2026')).toBeNull();
-    expect(reviewDate(null)).toBeNull();
-  });
-});
 
 describe('parseProductPage: a real page of another site', () => {
   // Issue 22: a parser meeting an unknown layout answers 502 naming what is missing, never a

@@ -10,6 +10,7 @@
  * tabs `#mediaTab_heading_N`, a rent/buy accordion, `#productDetailsTable` list with
  * `li#SalesRank`, `data-hook="review-body"`). See test/fixtures/pages/PROVENANCE.md.
  */
+import { shownDay } from '../dates.js';
 import { assertNotRobotCheck, loadPage, renderedText, ScrapeError } from '../page.js';
 import { parsePrice } from './countries.js';
 import type { PageContext } from './types.js';
@@ -578,26 +579,6 @@ export function parseProductPage(html: string, ctx: PageContext): ProductPage {
 // ---------------------------------------------------------------------------------------------
 // Reviews
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-
-/** "July 8, 2026" / "8 July 2026" → 2026-07-08; null for other languages or forms. */
-export function reviewDate(text: string | null): string | null {
-  if (!text) return null;
-  let m = text.match(/([A-Za-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})/);
-  let month: string | undefined;
-  let day: string | undefined;
-  let year: string | undefined;
-  if (m) [, month, day, year] = m;
-  else {
-    m = text.match(/(\d{1,2})\.?\s+([A-Za-z]+)\.?,?\s+(\d{4})/);
-    if (m) [, day, month, year] = m;
-  }
-  if (!month || !day || !year) return null;
-  const i = MONTHS.findIndex((name) => name.startsWith(month!.toLowerCase()) && month!.length >= 3);
-  const d = Number(day);
-  if (i < 0 || d < 1 || d > 31) return null;
-  return `${year}-${String(i + 1).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
-}
 
 function reviewBody(card: Element): string {
   const rich = card.querySelector('[data-hook="reviewRichContentContainer"]');
@@ -648,7 +629,7 @@ export function parseProductReviews(html: string): Review[] {
       rating,
       author: visibleText(card.querySelector('.a-profile-name')),
       date_text,
-      date: reviewDate(date_text),
+      date: shownDay(date_text),
       location: where ? clean(where[1]) : null,
       verified_purchase: !!card.querySelector('[data-hook="avp-badge"], [data-hook="avp-badge-linkless"]') || /\bVerified Purchase\b/.test(visibleText(card.querySelector('.review-format-strip, [data-hook="product-variation-attributes"]')) ?? ''),
       body,
