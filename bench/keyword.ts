@@ -59,7 +59,7 @@ import type { NewsFilter } from '../src/keyword/news.js';
 import { timeRange } from '../src/params.js';
 import { parseQuery } from '../src/keyword/query.js';
 import { searchNews, type NewsParams } from '../src/keyword/search-news.js';
-import { resolveSources } from '../src/match/index.js';
+import { resolveSources } from '../src/store/index.js';
 import { openService } from '../src/service.js';
 import type { RevisionInput } from '../src/store/index.js';
 import { Rng } from '../test/helpers/rng.js';

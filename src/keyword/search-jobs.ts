@@ -9,7 +9,7 @@ import { highlight } from './highlight.js';
 import { bool, csv, int, text, timeRange } from '../params.js';
 import { parseQuery, termMatcher, type TokenMatch } from './query.js';
 import { tokenize } from './text.js';
-import { fingerprint, type CursorCodec } from '../match/index.js';
+import { fingerprint, type CursorCodec } from '../cursor/index.js';
 import { formatTime } from '../time.js';
 import type { JobRecord, JobStore, Vocabulary } from '../jobs/index.js';
 

@@ -5,8 +5,8 @@
  * thread; highlights are cut here from the few rows shown.
  */
 import { AppError } from '../errors.js';
-import { articleFields, fingerprint, resolveSources, type CursorCodec, type MatchItem } from '../match/index.js';
-import type { Store } from '../store/index.js';
+import { fingerprint, type CursorCodec } from '../cursor/index.js';
+import { articleFields, resolveSources, type ArticleFields, type Store } from '../store/index.js';
 import { highlight } from './highlight.js';
 import type { NewsIndex } from './news.js';
 import { bool, csv, int, oneOf, text, timeRange } from '../params.js';
@@ -24,7 +24,7 @@ export interface NewsDeps {
 export type NewsParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'sort' | 'include_edits' | 'limit' | 'cursor', string>>;
 
 /** A match item's article fields, `score` under sort=relevance, and the highlight. */
-export interface NewsResult extends Omit<MatchItem, 'score' | 'best_chunk'> {
+export interface NewsResult extends ArticleFields {
   score?: number;
   highlight: string | null;
 }

@@ -16,7 +16,7 @@ import { parseQuery } from '../keyword/query.js';
 import { resolveSkills } from '../keyword/index.js';
 import type { Skill, Vocabulary } from '../jobs/vocabulary.js';
 import type { OutletRecord } from '../ingest/outlets.js';
-import { resolveSources } from '../match/index.js';
+import { resolveSources } from '../store/index.js';
 import { normalise, type Domain, type VectorSearch } from '../search/index.js';
 import type { Catalog, SourceRecord, Store } from '../store/index.js';
 

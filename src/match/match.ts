@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
 import { normalise } from '../search/index.js';
-import type { Catalog, RevisionRecord, SourceRecord, Store } from '../store/index.js';
-import { formatTime, parseTime } from '../time.js';
-import { fingerprint, type CursorCodec, type Position } from './cursor.js';
+import { articleFields, resolveSources, type ArticleFields, type Catalog, type SourceRecord, type Store } from '../store/index.js';
+import { parseTime } from '../time.js';
+import { fingerprint, type CursorCodec, type Position } from '../cursor/index.js';
 import type { CachedRow, PageCache } from './page-cache.js';
 
 export const MODEL = 'bge-m3';
@@ -29,14 +29,8 @@ export interface MatchRequest {
   exclude_sources?: string[];
 }
 
-/** A match item of spec 2.3. */
-export interface MatchItem {
-  id: string;
-  title: string;
-  body: string;
-  source_name: string;
-  source_url: string;
-  event_time: string;
+/** A match item: the article's fields, its score and its best chunk (null without a query). */
+export interface MatchItem extends ArticleFields {
   score: number | null;
   best_chunk: string | null;
 }
@@ -151,35 +145,6 @@ function firstAfter(rows: CachedRow[], p: Position): number {
   return lo;
 }
 
-/** Maps source names to the allowed source-id set; an unknown name is 422 naming it. */
-/**
- * Source ids a sources / exclude_sources filter allows (null: no filter). A name neither
- * stored nor an enabled outlet is refused with `unknown` (422 here, 400 unknown_source on the
- * platform's endpoints).
- */
-export function resolveSources(
-  sources: SourceRecord[],
-  include: string[] | undefined,
-  exclude: string[] | undefined,
-  outlets: () => Set<string>,
-  unknownError: (message: string) => AppError,
-): Set<number> | null {
-  const names = include ?? exclude;
-  if (!names) return null;
-  const known = new Map(sources.map((s) => [s.name, s.id]));
-  // An outlet not polled yet is a valid name (GET /v1/sources lists it) that selects nothing.
-  const missing = names.filter((n) => !known.has(n));
-  const unknown = missing.length > 0 ? missing.filter((n) => !outlets().has(n)) : missing;
-  if (unknown.length > 0) {
-    const field = include ? 'sources' : 'exclude_sources';
-    throw unknownError(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
-  }
-  const ids = (list: string[]) => list.filter((n) => known.has(n)).map((n) => known.get(n)!);
-  if (include) return new Set(ids(include));
-  const excluded = new Set(ids(exclude!));
-  return new Set([...known.values()].filter((id) => !excluded.has(id)));
-}
-
 /** Keyset walk of the time index, newest first, strictly after `after`. Exact, no cap on depth. */
 function chronological(deps: MatchDeps, d: Domain, after: Position | undefined, take: number): Row[] {
   const index = d.includeEdits ? deps.store.timeAll : deps.store.timeFirst;
@@ -211,11 +176,6 @@ function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: numb
   const res = respond(deps, sources, shown, 'time');
   res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id }, fp) : null;
   return res;
-}
-
-/** The fields every article row shows (a match item, a /v1/news result), from its revision. */
-export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): Omit<MatchItem, 'score' | 'best_chunk'> {
-  return { id: rev.id, title: rev.title, body: rev.body, source_name: sourceNames.get(rev.sourceId) ?? '', source_url: rev.url, event_time: formatTime(rev.eventTime) };
 }
 
 function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance'): MatchResponse {

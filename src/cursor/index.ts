@@ -1,0 +1,1 @@
+export { CursorCodec, fingerprint, type Position } from './cursor.js';

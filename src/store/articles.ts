@@ -1,0 +1,49 @@
+/**
+ * What the API shows of a stored article, wherever it lists one (a match item, a /v1/news
+ * result), and the source filter every article search takes.
+ */
+import { AppError } from '../errors.js';
+import { formatTime } from '../time.js';
+import type { RevisionRecord, SourceRecord } from './lmdb-store.js';
+
+export interface ArticleFields {
+  id: string;
+  title: string;
+  body: string;
+  source_name: string;
+  source_url: string;
+  event_time: string;
+}
+
+/** The fields every article row shows, from its revision. */
+export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): ArticleFields {
+  return { id: rev.id, title: rev.title, body: rev.body, source_name: sourceNames.get(rev.sourceId) ?? '', source_url: rev.url, event_time: formatTime(rev.eventTime) };
+}
+
+/**
+ * Source ids a sources / exclude_sources filter allows (null: no filter). A name neither
+ * stored nor an enabled outlet is refused with `unknown` (422 on /v1/match, 400 unknown_source
+ * on the platform's endpoints).
+ */
+export function resolveSources(
+  sources: SourceRecord[],
+  include: string[] | undefined,
+  exclude: string[] | undefined,
+  outlets: () => Set<string>,
+  unknownError: (message: string) => AppError,
+): Set<number> | null {
+  const names = include ?? exclude;
+  if (!names) return null;
+  const known = new Map(sources.map((s) => [s.name, s.id]));
+  // An outlet not polled yet is a valid name (GET /v1/sources lists it) that selects nothing.
+  const missing = names.filter((n) => !known.has(n));
+  const unknown = missing.length > 0 ? missing.filter((n) => !outlets().has(n)) : missing;
+  if (unknown.length > 0) {
+    const field = include ? 'sources' : 'exclude_sources';
+    throw unknownError(`${field}: unknown source ${unknown.map((n) => JSON.stringify(n)).join(', ')} (see GET /v1/sources)`);
+  }
+  const ids = (list: string[]) => list.filter((n) => known.has(n)).map((n) => known.get(n)!);
+  if (include) return new Set(ids(include));
+  const excluded = new Set(ids(exclude!));
+  return new Set([...known.values()].filter((id) => !excluded.has(id)));
+}
