@@ -42,11 +42,10 @@ import {
   openBillingTables,
   type AccountRecord,
   type BillingTables,
-  type JournalEntry,
   type Subscription,
 } from './journal.js';
 import type { RateWindows } from './rate-limit.js';
-import { applyEntry, emptyState, live, periodOf, total, type AccountState, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
+import { applyEntry, emptyState, live, periodOf, total, type AccountState, type JournalEntry, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
 import {
   creditsOf,
   familyOf,

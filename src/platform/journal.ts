@@ -24,7 +24,7 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Store } from '../store/index.js';
 import { journalEncoder } from './journal-codec.js';
-import { applyEntry, emptyState, type AccountState, type LedgerEntry } from './ledger.js';
+import { applyEntry, emptyState, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 import type { Plan, Product } from './products.js';
 
 export interface AccountRecord {
@@ -39,11 +39,6 @@ export interface Subscription {
   plan: Plan;
   /** Unix ms the plan started: its periods are months from here. */
   since: number;
-}
-
-/** A ledger entry as the journal holds it: with its account (a record holds many accounts' entries). */
-export interface JournalEntry extends LedgerEntry {
-  account: string;
 }
 
 /** A state as folded: up to journal position `pos`. */
