@@ -24,8 +24,7 @@
  * the others it holds in memory, and computes its changes again. A change outside the request
  * path (the CLI) is one synchronous transaction that appends at the head.
  *
- * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
- * grant, then purchased credits, which never expire.
+ * The spending rules are spending.ts; what an account is shown, statements.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -39,32 +38,17 @@ import {
   journalAfter,
   lastRecord,
   LedgerView,
+  OPERATOR,
   openBillingTables,
   type AccountRecord,
   type BillingTables,
   type Subscription,
 } from './journal.js';
 import type { RateWindows } from './rate-limit.js';
-import { applyEntry, emptyState, live, periodOf, total, type AccountState, type JournalEntry, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
-import {
-  creditsOf,
-  familyOf,
-  MARKETPLACE_PLANS,
-  PRODUCT_NAMES,
-  plansFor,
-  rateOf,
-  type MarketplacePlan,
-  type Plan,
-  type Product,
-  type Rate,
-} from './products.js';
-
-export { periodOf, type AccountState, type LedgerEntry, type LedgerKind, type Lot, type LotKind, type PeriodView } from './ledger.js';
-export type { AccountRecord, Subscription } from './journal.js';
-
-export const OPERATOR = 'operator';
-/** Credits a new account starts with (section 8.1). */
-export const FREE_CREDITS = 250;
+import { applyEntry, emptyState, live, periodOf, type AccountState, type JournalEntry, type LedgerEntry, type PeriodView } from './ledger.js';
+import { plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
+import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, spendable } from './spending.js';
+import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
 
 /** What a charge did: shown in X-Credits-Charged / X-Credits-Remaining, reversed by `refund`. */
 export interface Charge {
@@ -76,11 +60,6 @@ export interface Charge {
   /** The debit entry, which a refund reverses. */
   readonly debit?: LedgerEntry;
 }
-
-/** The note on an operator's call (recorded at price 0), by product. */
-const OPERATOR_NOTES = Object.fromEntries(PRODUCT_NAMES.map((p) => [p, `operator (list price ${creditsOf(p)})`])) as Record<Product, string>;
-
-const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
 
 /**
  * Entries the writer commits between background folds, and the most one fold takes: a fold
@@ -213,7 +192,7 @@ export class Billing {
       this.#t.accounts.putSync(account.id, account);
       const state = emptyState();
       for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
-      this.#addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
+      addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
       return account;
     });
   }
@@ -264,7 +243,7 @@ export class Billing {
     return this.#sync(accountId, (account, state, now, out) => {
       if (plan !== 'none') return this.#subscribe(account.id, state, product, plan, now, out);
       this.#t.subs.removeSync([account.id, product]);
-      this.#record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
+      record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
       return null;
     });
   }
@@ -272,61 +251,29 @@ export class Billing {
   #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number, out: LedgerEntry[]): Subscription {
     const sub: Subscription = { product, plan, since: now };
     this.#t.subs.putSync([account, product], sub);
-    this.#record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
+    record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
     return sub;
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
+    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
-  }
-
-  #addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
-    if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
-    this.#expire(account, state, now, out);
-    // The lot is named by its entry's seq: never reused, so a refund finds the lot it took from.
-    const id = state.seq + 1;
-    return this.#record(account, state, { kind: entryKind, credits, lots: [[id, credits]], lot: { kind, expiresAt }, note }, now, out);
-  }
-
-  /** Writes off every expired lot that still holds credits, an `expire` entry each. */
-  #expire(account: string, state: AccountState, now: number, out: LedgerEntry[]): void {
-    for (const l of state.lots) {
-      if (l.credits > 0 && !live(l, now)) {
-        this.#record(account, state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, out);
-        // Recorded: the lot is gone from `state.lots`, which was replaced; start over.
-        return this.#expire(account, state, now, out);
-      }
-    }
-  }
-
-  /** Numbers an entry, adds it to `state` and to `out` (appended by the caller), and gives it the wallet total after it. */
-  #record(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, out: LedgerEntry[]): LedgerEntry {
-    return this.#push(state, { account, seq: state.seq + 1, at: now, ...e, balance: 0 } as JournalEntry, out);
-  }
-
-  /** #record of an entry its caller wrote whole (a call's debit: one object, not a copy of one). */
-  #push(state: AccountState, entry: JournalEntry, out: LedgerEntry[]): LedgerEntry {
-    applyEntry(state, entry);
-    entry.balance = total(state.lots);
-    out.push(entry);
-    return entry;
+    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
   }
 
   /**
    * Debits one call of `product` before its handler runs: its price in credits, or one request
-   * of the marketplace plan. Rejects with 429 `quota_exceeded` (with Retry-After where waiting
-   * for the next period helps) when the wallet cannot pay or the plan is past its stop. The
-   * operator account has no wallet and no plans: its calls are recorded at price 0. The
-   * metering path passes the account's record it has authorised with, which saves a lookup.
+   * of the marketplace plan (spending.ts, `debitCall`). Rejects with 429 `quota_exceeded` (with
+   * Retry-After where waiting for the next period helps) when the wallet cannot pay or the plan
+   * is past its stop. The operator account has no wallet and no plans: its calls are recorded
+   * at price 0. The metering path passes the account's record it has authorised with, which
+   * saves a lookup.
    */
   charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }): Promise<Charge> {
-    const { requestId, keyId } = ctx;
     // A record dropped since the caller took it (fold): the account's current one.
     const h = typeof account === 'string' ? this.held(account) : account.dropped ? this.held(account.id) : account;
     // Authorised with a record a moment ago: its subscription was read fresh then.
@@ -334,7 +281,7 @@ export class Billing {
     const accountId = h.id;
     if (accountId === OPERATOR) {
       return this.#change(h, (state, now, out) => {
-        const debit = this.#push(state, { account: OPERATOR, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, requestId, keyId, note: OPERATOR_NOTES[product] }, out);
+        const debit = operatorDebit(state, product, ctx, now, out);
         return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
@@ -342,36 +289,7 @@ export class Billing {
       // The subscription and its period, read from one object.
       const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
       if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const usage = state.usage[product];
-      const used = usage !== undefined && usage.periodStart === subscribed.start ? usage.used : 0;
-      let debit: LedgerEntry;
-      if (familyOf(product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[subscribed.sub.plan as MarketplacePlan];
-        if (used >= plan.stop) {
-          throw new AppError('quota_exceeded', `the ${subscribed.sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(subscribed.end).toISOString()}`, {
-            headers: retryAfter(subscribed.end - now),
-          });
-        }
-        const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, units: 1, overageMicros }, out);
-      } else {
-        const cost = creditsOf(product);
-        let held = 0;
-        for (const l of state.lots) if (live(l, now)) held += l.credits;
-        // Refused before anything is recorded: the state is left as it was.
-        if (held < cost) throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
-        this.#expire(accountId, state, now, out);
-        const taken: [number, number][] = [];
-        let due = cost;
-        for (const lot of state.lots) {
-          const take = Math.min(due, lot.credits);
-          if (take === 0) continue;
-          due -= take;
-          taken.push([lot.id, take]);
-          if (due === 0) break;
-        }
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, lots: taken }, out);
-      }
+      const debit = debitCall(accountId, state, product, subscribed, ctx, now, out);
       return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });
   }
@@ -379,24 +297,14 @@ export class Billing {
   /** Reverses a charge (a 5xx, or a request refused after it was charged). A charge is refunded once. */
   async refund(charge: Charge, reason: string): Promise<Charge> {
     const id = charge.account;
-    const remaining = (s: AccountState, now: number) => (id === OPERATOR ? null : total(s.lots.filter((l) => live(l, now))));
     const d = charge.debit;
     if (charge.seq === null || !d) return { ...charge, credits: 0 };
     if (this.#refunded.has(d)) return { ...charge, credits: 0, remaining: id === OPERATOR ? null : this.balance(id) };
     this.#refunded.add(d);
     try {
       return await this.#change(this.held(id), (state, now, out) => {
-        const returned: [number, number][] = [];
-        let lost = 0;
-        for (const [lotId, credits] of d.lots ?? []) {
-          const lot = state.lots.find((l) => l.id === lotId);
-          // A lot that expired since stays expired: its credits are not returned.
-          if (lot && live(lot, now)) returned.push([lotId, credits]);
-          else lost += credits;
-        }
-        const units = d.units ? { units: -1, overageMicros: -(d.overageMicros ?? 0) } : {};
-        this.#record(id, state, { kind: 'refund', credits: -d.credits - lost, product: d.product, requestId: d.requestId, period: d.period, lots: returned, refundOf: d.seq, note: reason, ...units }, now, out);
-        return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state, now) };
+        refundDebit(id, state, d, reason, now, out);
+        return { account: id, seq: charge.seq, credits: 0, remaining: id === OPERATOR ? null : spendable(state.lots, now) };
       });
     } catch (e) {
       this.#refunded.delete(d);
@@ -720,30 +628,12 @@ export class Billing {
   balance(account: string): number {
     this.#fresh();
     const now = this.clock();
-    return total((this.#workingOf(this.held(account))?.state.lots ?? []).filter((l) => live(l, now)));
+    return spendable(this.#workingOf(this.held(account))?.state.lots ?? [], now);
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
   entries(account: string, since = 0, until = Number.POSITIVE_INFINITY): LedgerEntry[] {
-    const bySeq = new Map<number, LedgerEntry>();
-    const strip = ({ account: _, ...e }: JournalEntry): LedgerEntry => e;
-    for (const { value } of this.#t.legacyLedger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) bySeq.set(value.seq, value);
-    // Folded entries: the view says where in the journal each is.
-    const records = new Map<number, JournalEntry[]>();
-    for (const { value: at } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
-      for (let k = 0; k < at.length; k += 2) {
-        const pos = at[k];
-        const i = at[k + 1];
-        let record = records.get(pos);
-        if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
-        if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));
-      }
-    }
-    for (const { entry } of this.#tailOf(account)) bySeq.set(entry.seq, strip(entry));
-    const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-    // A refund names the debit it reverses; the debit shows it.
-    for (const e of all) if (e.kind === 'refund' && e.refundOf !== undefined) bySeq.get(e.refundOf)!.refundedBy = e.seq;
-    return all.filter((e) => e.at >= since && e.at < until);
+    return ledgerOf(this.#t, this.#view, account, () => this.#tailOf(account), since, until);
   }
 
   /** What GET /v1/account and `newsmatch usage` show. */
@@ -755,72 +645,14 @@ export class Billing {
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
-      this.#sync(account.id, (_a, s, at, out) => this.#expire(account.id, s, at, out));
+      this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
       this.#fresh();
       state = this.#read(account.id).state;
     }
-    const lots = state.lots.filter((l) => live(l, now));
-    const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
-    const subscriptions: SubscriptionView[] = [];
-    for (const { value: sub } of this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] })) {
-      const period = periodOf(sub.since, now);
-      const u = state.usage[sub.product];
-      const used = u && u.periodStart === period.start ? u.used : 0;
-      const view: SubscriptionView = {
-        product: sub.product,
-        plan: sub.plan,
-        period_start: iso(period.start),
-        period_end: iso(period.end),
-        used,
-        rate_limit: rateOf(sub.product, sub.plan),
-        credits_per_call: creditsOf(sub.product),
-      };
-      if (familyOf(sub.product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[sub.plan as MarketplacePlan];
-        const over = Math.max(0, used - plan.included);
-        Object.assign(view, { included: plan.included, overage_requests: over, overage_usd: (over * (plan.overageMicros ?? 0)) / 1e6, stop: plan.stop });
-      }
-      subscriptions.push(view);
-    }
-    return {
-      id: account.id,
-      name: account.name,
-      created_at: iso(account.createdAt),
-      credits: {
-        total: total(lots),
-        subscription: sum('subscription'),
-        free: sum('free'),
-        purchased: sum('purchased'),
-        expiring: lots.filter((l) => l.expiresAt !== null && l.credits > 0).map((l) => ({ credits: l.credits, expires_at: iso(l.expiresAt!) })),
-      },
-      subscriptions,
-    };
+    const subs = this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] }).map(({ value }) => value);
+    return summaryOf(account, state, subs, now);
   }
 }
-
-export interface SubscriptionView {
-  product: Product;
-  plan: Plan;
-  period_start: string;
-  period_end: string;
-  used: number;
-  rate_limit: Rate;
-  credits_per_call: number;
-  included?: number;
-  overage_requests?: number;
-  overage_usd?: number;
-  stop?: number;
-}
-
-export interface AccountSummary {
-  id: string;
-  name: string | null;
-  created_at: string;
-  credits: { total: number; subscription: number; free: number; purchased: number; expiring: { credits: number; expires_at: string }[] };
-  subscriptions: SubscriptionView[];
-}
-
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** Changes committed together: one journal record, one promise the calls in it wait on. */
 class Batch {

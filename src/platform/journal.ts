@@ -27,6 +27,9 @@ import { journalEncoder } from './journal-codec.js';
 import { applyEntry, emptyState, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 import type { Plan, Product } from './products.js';
 
+/** The built-in account of the service's own keys: no wallet and no plans, its calls recorded at price 0. */
+export const OPERATOR = 'operator';
+
 export interface AccountRecord {
   id: string;
   name: string | null;

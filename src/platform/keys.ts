@@ -11,7 +11,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { Store } from '../store/index.js';
-import { OPERATOR } from './billing.js';
+import { OPERATOR } from './journal.js';
 import type { Rate } from './products.js';
 
 export type KeyScheme = 'gateway' | 'bearer';
