@@ -33,19 +33,9 @@ import { AppError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { workerFile } from '../worker-file.js';
 import type { FoldTask } from './fold-worker.js';
-import {
-  HEAD,
-  journalAfter,
-  lastRecord,
-  LedgerView,
-  OPERATOR,
-  openBillingTables,
-  type AccountRecord,
-  type BillingTables,
-  type Subscription,
-} from './journal.js';
-import type { RateWindows } from './rate-limit.js';
-import { applyEntry, emptyState, live, periodOf, type AccountState, type JournalEntry, type LedgerEntry, type PeriodView } from './ledger.js';
+import { HeldState, type Held, type HeldSub } from './held-state.js';
+import { HEAD, headOf, lastRecord, LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
+import { emptyState, live, periodOf, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 import { plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
 import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, spendable } from './spending.js';
 import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
@@ -81,52 +71,6 @@ const ATTEMPTS = 20;
  */
 const BATCHES_IN_FLIGHT = 2;
 
-interface Working {
-  /** The account's state with this process's changes in flight: what the next change is computed from. */
-  state: AccountState;
-  /** The journal position the state counts every committed record up to. */
-  pos: number;
-  /** This process's changes in flight for the account; while 0, `state` is what LMDB holds. */
-  pending: number;
-}
-
-/** A subscription read, and the period a call of it counts in (computed again when it ends). */
-interface HeldSub extends PeriodView {
-  sub: Subscription;
-}
-
-/**
- * What this process holds in memory about one account: found with one lookup a call, which
- * then reads everything it needs from here (with 2,000 accounts a call's data is out of the
- * CPU's caches, and a lookup in a map of them costs a few cache misses each).
- */
-export class Held {
-  /** The working state (see Working), once loaded by a serving process. */
-  state: AccountState | null = null;
-  pos = 0;
-  pending = 0;
-  /** Subscriptions read so far, by product (null: none). */
-  subs: Partial<Record<Product, HeldSub | null>> = {};
-  /**
-   * The journal records past the view's fold that hold the account's entries, indexed up to
-   * `#tailTo`: a state or a ledger read takes those, not a scan of the whole tail.
-   */
-  tail: number[] | null = null;
-  /** The account's rate windows (metering's), kept here so a call finds them with the rest. */
-  windows: RateWindows | null = null;
-  /** Forgotten by the process (an idle account, when it holds too many): a caller takes the new record. */
-  dropped = false;
-
-  constructor(readonly id: string) {}
-}
-
-/** Adds a journal position to an account's tail positions (records come in position order). */
-function addTail(h: Held, pos: number): void {
-  const at = h.tail;
-  if (!at) h.tail = [pos];
-  else if (at[at.length - 1] !== pos) at.push(pos);
-}
-
 /**
  * A record's token: drawn at random, so that a batch waiting behind one that failed can never
  * take a record another process wrote at the same position for its predecessor.
@@ -143,21 +87,13 @@ export class Billing {
   #tipToken = 0;
   /** Moves on every conflict: a change computed before it is computed again. */
   #generation = 0;
-  /** Set by this process's first request-path change: from then on it keeps working states. */
-  #serving = false;
-  /**
-   * What this process holds by account: working states (a process that only reads reads LMDB
-   * each time), subscriptions, tail positions.
-   */
-  readonly #held = new Map<string, Held>();
+  readonly #held: HeldState;
   readonly #refunded = new WeakSet<LedgerEntry>();
   /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
   readonly #committing: Batch[] = [];
   #gathering: Batch | null = null;
   #unfolded = 0;
   #folding: Promise<number> | null = null;
-  /** The journal position the accounts' `tail` positions are indexed up to. */
-  #tailTo = 0;
   /** The fold worker (started by the first background fold). */
   #pool: Piscina | null = null;
   /** Told of each group commit when it settles: its seconds and the entries that landed (none when it did not). Metrics listen (src/ops). */
@@ -172,16 +108,17 @@ export class Billing {
   ) {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
+    this.#held = new HeldState(this.#t, this.#view, clock, heldMax);
     store.root.transactionSync(() => {
       if (typeof this.#t.heads.get(HEAD) !== 'number') this.#t.heads.putSync(HEAD, lastRecord(this.#t), newToken());
     });
-    ({ pos: this.#pos, token: this.#token } = this.#headOf());
+    ({ pos: this.#pos, token: this.#token } = headOf(this.#t));
     this.#tipPos = this.#pos;
     this.#tipToken = this.#token;
     // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
     const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
     if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
-    this.#tailTo = folded;
+    this.#held.startTail(folded);
   }
 
   /** A new account: 250 free credits (never expiring), every credit product on the free plan, the marketplace on Free. */
@@ -210,9 +147,7 @@ export class Billing {
 
   /** This process's record of an account (made on first sight; see Held). */
   held(account: string): Held {
-    let h = this.#held.get(account);
-    if (!h) this.#held.set(account, (h = new Held(account)));
-    return h;
+    return this.#held.held(account);
   }
 
   subscription(account: string | Held, product: Product): Subscription | undefined {
@@ -225,14 +160,7 @@ export class Billing {
    */
   #subOf(h: Held, product: Product, now: number, fresh = true): HeldSub | null {
     if (fresh) this.#fresh();
-    let hs = h.subs[product];
-    if (hs === undefined) {
-      const sub = this.#t.subs.get([h.id, product]);
-      h.subs[product] = hs = sub ? { sub, ...periodOf(sub.since, now) } : null;
-    } else if (hs !== null && !(hs.start <= now && now < hs.end)) {
-      Object.assign(hs, periodOf(hs.sub.since, now));
-    }
-    return hs;
+    return this.#held.subOf(h, product, now);
   }
 
   /** Puts an account on a plan of a product (a new period starts now), or `none` to unsubscribe. */
@@ -319,11 +247,11 @@ export class Billing {
    * meanwhile, the change is computed again on what it wrote.
    */
   async #change<T>(h: Held, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
-    this.#serving = true;
+    this.#held.serving = true;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const generation = this.#generation;
       // Serving: the working state is the held record's.
-      const w = this.#workingOf(h);
+      const w = this.#held.workingOf(h);
       if (!w) throw new AppError('not_found', `no account ${h.id}`);
       const out: LedgerEntry[] = [];
       const result = decide(w.state, this.clock(), out, attempt);
@@ -411,10 +339,7 @@ export class Billing {
    * and go into the accounts' tail positions (through the batch's records: no lookup).
    */
   #landed(pos: number, token: number, b: Batch): void {
-    if (this.#tailTo === this.#pos) {
-      for (const h of b.held) addTail(h, pos);
-      this.#tailTo = pos;
-    }
+    this.#held.landed(pos, this.#pos, b.held);
     this.#pos = pos;
     this.#token = token;
     this.#unfolded += b.entries.length;
@@ -442,46 +367,20 @@ export class Billing {
    * landed and none that did not; the others get the records other processes appended.
    */
   #catchUp(): void {
-    const head = this.#headOf();
+    const head = headOf(this.#t);
     if (head.token !== this.#token && head.pos > this.#pos) {
-      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#apply(pos, value);
+      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#held.apply(pos, value, this.#pos);
     }
     this.#pos = this.#tipPos = head.pos;
     this.#token = this.#tipToken = head.token;
-    for (const h of this.#held.values()) {
-      if (h.pending === 0 || !h.state) continue;
-      const read = this.#read(h.id);
-      h.state = read.state;
-      h.pos = read.pos;
-    }
-  }
-
-  /** Counts a record another process appended in the working states and the tail positions. */
-  #apply(pos: number, entries: JournalEntry[]): void {
-    // The records go into the tail positions as they are applied, so a state read later takes
-    // them from there, not from a scan of the journal.
-    const index = this.#tailTo === this.#pos;
-    for (const e of entries) {
-      const h = index ? this.held(e.account) : this.#held.get(e.account);
-      if (!h) continue;
-      // A state read from LMDB after this record was written has it already; one with changes
-      // in flight is read again after the catch-up.
-      if (h.state && pos > h.pos && h.pending === 0) applyEntry(h.state, e);
-      if (e.kind === 'subscribe') h.subs = {};
-      if (index) addTail(h, pos);
-    }
-    for (const e of entries) {
-      const h = this.#held.get(e.account);
-      if (h?.state && pos > h.pos) h.pos = pos;
-    }
-    if (index) this.#tailTo = pos;
+    this.#held.rereadInFlight();
   }
 
   /** Notices a change made elsewhere (the head is not the newest record this process knows). */
   #fresh(): void {
     // With changes in flight, the conflict they meet applies what others wrote, in order.
     if (this.#committing.length > 0 || this.#gathering) return;
-    if (this.#headOf().token !== this.#token) this.#catchUp();
+    if (headOf(this.#t).token !== this.#token) this.#catchUp();
   }
 
   /**
@@ -493,7 +392,7 @@ export class Billing {
       const out: LedgerEntry[] = [];
       const r = f(out);
       if (out.length > 0) {
-        const head = this.#headOf();
+        const head = headOf(this.#t);
         this.#t.journal.putSync(head.pos + 1, out as JournalEntry[]);
         this.#t.heads.putSync(HEAD, head.pos + 1, newToken());
       }
@@ -506,83 +405,8 @@ export class Billing {
     const now = this.clock();
     return this.#exclusive((out) => {
       const account = this.#mustAccount(accountId);
-      return f(account, this.#read(account.id).state, now, out);
+      return f(account, this.#held.read(account.id).state, now, out);
     });
-  }
-
-  /** The newest journal record: its position and token. */
-  #headOf(): { pos: number; token: number } {
-    const e = this.#t.heads.getEntry(HEAD);
-    return { pos: (e?.value as number | undefined) ?? 0, token: e?.version ?? 0 };
-  }
-
-  /** An account's state from LMDB: as folded in the view, plus its journal entries since; and the position it is at. */
-  #read(id: string): { state: AccountState; pos: number } {
-    const head = this.#headOf();
-    const s = this.#view.stateOf(this.#t, id);
-    const state: AccountState = { lots: s.lots, seq: s.seq, usage: s.usage };
-    for (const { pos, entry } of this.#tailOf(id, head.pos)) if (pos > s.pos) applyEntry(state, entry);
-    return { state, pos: head.pos };
-  }
-
-  /** An account's journal entries past the view's fold, up to `head`, oldest first. */
-  *#tailOf(id: string, head = this.#headOf().pos): Generator<{ pos: number; entry: JournalEntry }> {
-    const folded = this.#view.folded();
-    if (head > this.#tailTo) {
-      this.#pruneTail(folded);
-      for (const { pos, entry } of journalAfter(this.#t, Math.max(this.#tailTo, folded))) {
-        if (pos > head) break;
-        addTail(this.held(entry.account), pos);
-      }
-      this.#tailTo = head;
-    }
-    const at = this.#held.get(id)?.tail;
-    if (!at) return;
-    for (const pos of at) if (pos > folded && pos <= head) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
-  }
-
-  /** Drops the tail index's positions the view has folded (they are read from the view now). */
-  #pruneTail(folded: number): void {
-    for (const h of this.#held.values()) {
-      const at = h.tail;
-      if (!at) continue;
-      let k = 0;
-      while (k < at.length && at[k] <= folded) k++;
-      if (k === at.length) h.tail = null;
-      else if (k > 0) at.splice(0, k);
-    }
-  }
-
-  /**
-   * The state a change is computed from: a serving process's in memory (the held record,
-   * loaded once), otherwise read anew.
-   */
-  #workingOf(h: Held): Working | undefined {
-    if (h.state) return h as Working;
-    if (h.id !== OPERATOR && !this.#t.accounts.get(h.id)) return undefined;
-    const { state, pos } = this.#read(h.id);
-    if (!this.#serving) return { state, pos, pending: 0 };
-    h.state = state;
-    h.pos = pos;
-    return h as Working;
-  }
-
-  /**
-   * Past `heldMax` held records, forgets the idle accounts' (nothing in flight, rate
-   * windows empty): their states and subscriptions are read again when next needed. A record
-   * whose tail positions are still needed keeps them.
-   */
-  #forgetIdle(): void {
-    if (this.#held.size <= this.heldMax) return;
-    const now = this.clock();
-    for (const [id, h] of this.#held) {
-      if (h.pending > 0 || (h.windows && !h.windows.idle(now))) continue;
-      h.state = null;
-      h.subs = {};
-      if (h.tail) continue;
-      h.dropped = true;
-      this.#held.delete(id);
-    }
   }
 
   /**
@@ -599,8 +423,8 @@ export class Billing {
       .then(({ entries, folded }) => {
         // Read past the worker's commit: a state loaded from here on includes what it folded.
         this.#view.root.resetReadTxn();
-        this.#pruneTail(folded);
-        this.#forgetIdle();
+        this.#held.pruneTail(folded);
+        this.#held.forgetIdle();
         return entries;
       })
       .finally(() => {
@@ -628,12 +452,12 @@ export class Billing {
   balance(account: string): number {
     this.#fresh();
     const now = this.clock();
-    return spendable(this.#workingOf(this.held(account))?.state.lots ?? [], now);
+    return spendable(this.#held.workingOf(this.held(account))?.state.lots ?? [], now);
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
   entries(account: string, since = 0, until = Number.POSITIVE_INFINITY): LedgerEntry[] {
-    return ledgerOf(this.#t, this.#view, account, () => this.#tailOf(account), since, until);
+    return ledgerOf(this.#t, this.#view, account, () => this.#held.tailOf(account), since, until);
   }
 
   /** What GET /v1/account and `newsmatch usage` show. */
@@ -641,13 +465,13 @@ export class Billing {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
     this.#fresh();
-    let state = this.#workingOf(this.held(account.id))!.state;
+    let state = this.#held.workingOf(this.held(account.id))!.state;
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
       this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
       this.#fresh();
-      state = this.#read(account.id).state;
+      state = this.#held.read(account.id).state;
     }
     const subs = this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] }).map(({ value }) => value);
     return summaryOf(account, state, subs, now);

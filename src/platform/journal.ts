@@ -169,6 +169,12 @@ export class LedgerView {
   }
 }
 
+/** The newest journal record, as the head says: its position and token (the head's version). */
+export function headOf(t: BillingTables): { pos: number; token: number } {
+  const e = t.heads.getEntry(HEAD);
+  return { pos: (e?.value as number | undefined) ?? 0, token: e?.version ?? 0 };
+}
+
 /** The position of the newest journal record (0: none). */
 export function lastRecord(t: BillingTables): number {
   for (const key of t.journal.getKeys({ reverse: true, limit: 1 })) return key;

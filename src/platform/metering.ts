@@ -9,7 +9,8 @@
  * only; Bearer keys are charged to their account, or recorded at price 0 for the operator.
  */
 import { AppError } from '../errors.js';
-import type { Billing, Charge, Held } from './billing.js';
+import type { Billing, Charge } from './billing.js';
+import type { Held } from './held-state.js';
 import { OPERATOR } from './journal.js';
 import type { KeyInfo } from './keys.js';
 import { familyOf, formatRate, gatewayPolicy, rateLimitField, ratePolicy, type Product, type RatePolicy } from './products.js';
