@@ -1,30 +1,19 @@
 /**
- * Accounts, the one credit wallet, per-product subscriptions and the usage ledger (the tables
- * in LMDB: journal.ts).
+ * Accounts, the one credit wallet, per-product subscriptions and the usage ledger, behind the
+ * one class the service, the CLI and metering call. It composes:
+ *
+ *   journal.ts         the tables in LMDB, and the per-account view folded from the journal
+ *   journal-writer.ts  the journal's writer: group commit, conditional appends, catch-up
+ *   held-state.ts      what this process holds per account: working states, subscriptions, tail index
+ *   spending.ts        the rules, pure: what a grant, a purchase, a call, a refund or an expiry records
+ *   statements.ts      the balance, ledger and summary an account is shown
  *
  * The ledger is the record of every change to a wallet or a plan's usage, and an account's
  * state is what its entries add up to (ledger.ts, `applyEntry`): a debit and its ledger entry
  * are one record, written in one transaction, so the ledger always sums to the balance.
  *
- * Every change appends its entries to one journal, in arrival order. The request path (a
- * charge, a refund) computes them from the account's state in memory and resolves once they
- * are committed: the handler runs after its debit is on disk. Its commits are grouped: while
- * one is in flight, the calls that come meanwhile gather into the next, one journal record.
- * Appends land at the end of one B-tree, so a commit of many charges writes a few pages,
- * where keying each charge under its account dirtied pages of its own (bench/metering.ts). A
- * worker thread folds the journal into the per-account view (its own LMDB environment, so the
- * fold never holds the lock every commit needs).
- *
- * Concurrency (optimistic). The head says which record is the newest: its value is that
- * record's position, its version a random token drawn for it. Every append is conditional on
- * the token its writer last saw (`ifVersion`), so a record lands only right after the one its
- * writer computed it from, and a batch computed on top of one that failed never lands. A
- * process that loses that race (another process appended: the CLI, a second server) reads
- * the accounts it had changes in flight for again from LMDB, applies the records it missed to
- * the others it holds in memory, and computes its changes again. A change outside the request
- * path (the CLI) is one synchronous transaction that appends at the head.
- *
- * The spending rules are spending.ts; what an account is shown, statements.ts.
+ * A worker thread folds the journal into the per-account view (fold-worker.ts; its own LMDB
+ * environment, so the fold never holds the lock every commit needs).
  */
 import { randomUUID } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -34,8 +23,9 @@ import type { Store } from '../store/index.js';
 import { workerFile } from '../worker-file.js';
 import type { FoldTask } from './fold-worker.js';
 import { HeldState, type Held, type HeldSub } from './held-state.js';
-import { HEAD, headOf, lastRecord, LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
-import { emptyState, live, periodOf, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
+import { LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
+import { JournalWriter, type CommitListener } from './journal-writer.js';
+import { emptyState, live, periodOf, type AccountState, type LedgerEntry } from './ledger.js';
 import { plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
 import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, spendable } from './spending.js';
 import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
@@ -60,44 +50,19 @@ const FOLD_AFTER = 65_536;
 const FOLD_MAX = 262_144;
 /** Accounts whose state the writer keeps in memory; past this, a fold drops the idle ones. */
 const WORKING_ACCOUNTS_MAX = 100_000;
-/**
- * A request-path change computed again this often before 503: each time another process has
- * appended meanwhile, so a busy CLI script can take a few.
- */
-const ATTEMPTS = 20;
-/**
- * Batches in flight at once: the next one commits while the one before waits for its fsync.
- * Safe because each is conditional on the head the one before sets.
- */
-const BATCHES_IN_FLIGHT = 2;
-
-/**
- * A record's token: drawn at random, so that a batch waiting behind one that failed can never
- * take a record another process wrote at the same position for its predecessor.
- */
-const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
 
 export class Billing {
   readonly #t: BillingTables;
   readonly #view: LedgerView;
-  /** The newest record applied to the working states (position, token), and the newest sent. */
-  #pos = 0;
-  #token = 0;
-  #tipPos = 0;
-  #tipToken = 0;
-  /** Moves on every conflict: a change computed before it is computed again. */
-  #generation = 0;
   readonly #held: HeldState;
+  readonly #writer: JournalWriter;
   readonly #refunded = new WeakSet<LedgerEntry>();
-  /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
-  readonly #committing: Batch[] = [];
-  #gathering: Batch | null = null;
+  /** Entries landed since the last background fold, the fold running, and its worker (started by the first). */
   #unfolded = 0;
   #folding: Promise<number> | null = null;
-  /** The fold worker (started by the first background fold). */
   #pool: Piscina | null = null;
   /** Told of each group commit when it settles: its seconds and the entries that landed (none when it did not). Metrics listen (src/ops). */
-  readonly commitListeners = new Set<(seconds: number, landed: readonly JournalEntry[]) => void>();
+  readonly commitListeners = new Set<CommitListener>();
 
   constructor(
     readonly store: Store,
@@ -109,12 +74,7 @@ export class Billing {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
     this.#held = new HeldState(this.#t, this.#view, clock, heldMax);
-    store.root.transactionSync(() => {
-      if (typeof this.#t.heads.get(HEAD) !== 'number') this.#t.heads.putSync(HEAD, lastRecord(this.#t), newToken());
-    });
-    ({ pos: this.#pos, token: this.#token } = headOf(this.#t));
-    this.#tipPos = this.#pos;
-    this.#tipToken = this.#token;
+    this.#writer = new JournalWriter(this.#t, this.#held, clock, { log, listeners: this.commitListeners, landed: (n) => this.#landed(n) });
     // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
     const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
     if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
@@ -125,7 +85,7 @@ export class Billing {
   createAccount(name: string | null = null): AccountRecord {
     const now = this.clock();
     const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now };
-    return this.#exclusive((out) => {
+    return this.#writer.exclusive((out) => {
       this.#t.accounts.putSync(account.id, account);
       const state = emptyState();
       for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
@@ -159,7 +119,7 @@ export class Billing {
    * once. `fresh`: notice changes made elsewhere first (a subscribe empties `h.subs`).
    */
   #subOf(h: Held, product: Product, now: number, fresh = true): HeldSub | null {
-    if (fresh) this.#fresh();
+    if (fresh) this.#writer.fresh();
     return this.#held.subOf(h, product, now);
   }
 
@@ -208,12 +168,12 @@ export class Billing {
     const authorised = typeof account !== 'string';
     const accountId = h.id;
     if (accountId === OPERATOR) {
-      return this.#change(h, (state, now, out) => {
+      return this.#writer.change(h, (state, now, out) => {
         const debit = operatorDebit(state, product, ctx, now, out);
         return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
-    return this.#change(h, (state, now, out, attempt) => {
+    return this.#writer.change(h, (state, now, out, attempt) => {
       // The subscription and its period, read from one object.
       const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
       if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
@@ -230,7 +190,7 @@ export class Billing {
     if (this.#refunded.has(d)) return { ...charge, credits: 0, remaining: id === OPERATOR ? null : this.balance(id) };
     this.#refunded.add(d);
     try {
-      return await this.#change(this.held(id), (state, now, out) => {
+      return await this.#writer.change(this.held(id), (state, now, out) => {
         refundDebit(id, state, d, reason, now, out);
         return { account: id, seq: charge.seq, credits: 0, remaining: id === OPERATOR ? null : spendable(state.lots, now) };
       });
@@ -240,173 +200,19 @@ export class Billing {
     }
   }
 
-  /**
-   * The request path: computes a change from the account's state in memory (`decide` records
-   * its entries, or throws an AppError to refuse the call with nothing recorded), appends the
-   * entries to the journal and resolves once they are committed. When another process appended
-   * meanwhile, the change is computed again on what it wrote.
-   */
-  async #change<T>(h: Held, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
-    this.#held.serving = true;
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const generation = this.#generation;
-      // Serving: the working state is the held record's.
-      const w = this.#held.workingOf(h);
-      if (!w) throw new AppError('not_found', `no account ${h.id}`);
-      const out: LedgerEntry[] = [];
-      const result = decide(w.state, this.clock(), out, attempt);
-      if (out.length === 0) return result;
-      // `decide` read a subscription, which can catch up: then `w` may have been rolled back.
-      if (generation !== this.#generation) continue;
-      w.pending++;
-      try {
-        if (await this.#enqueue(h, out)) return result;
-      } finally {
-        w.pending--;
-      }
-    }
-    throw new AppError('product_unavailable', 'credits could not be reached: the ledger kept changing under this call');
-  }
-
-  /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
-  #enqueue(h: Held, entries: LedgerEntry[]): Promise<boolean> {
-    const b = (this.#gathering ??= new Batch(this.#generation));
-    for (const e of entries) b.entries.push(e as JournalEntry);
-    b.held.push(h);
-    // A new batch with room in flight commits at the end of this turn of the event loop, with
-    // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
-    if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
-    return b.done;
-  }
-
-  /**
-   * Group commit: at most BATCHES_IN_FLIGHT batches committing, and the changes made meanwhile
-   * are the next batch, one journal record conditional on the token of the record before it.
-   * Many calls share one commit and one fsync instead of queueing one each.
-   */
-  #flush(): void {
-    const b = this.#gathering;
-    if (!b || this.#committing.length >= BATCHES_IN_FLIGHT) return;
-    this.#gathering = null;
-    // Computed on states rolled back since (a conflict): computed again.
-    if (b.generation !== this.#generation) return b.settle(false);
-    const after = this.#tipToken;
-    const pos = (this.#tipPos += 1);
-    const token = (this.#tipToken = newToken());
-    this.#committing.push(b);
-    const t0 = performance.now();
-    const next = () => {
-      this.#committing.splice(this.#committing.indexOf(b), 1);
-      this.#flush();
-    };
-    this.#t.heads
-      .ifVersion(HEAD, after, () => {
-        this.#t.journal.put(pos, b.entries);
-        this.#t.heads.put(HEAD, pos, token);
-      })
-      .then(
-        (ok) => {
-          if (ok) this.#landed(pos, token, b);
-          else this.#conflict(b);
-          b.settle(ok);
-          this.#tell(t0, ok ? b.entries : []);
-          next();
-        },
-        (e: unknown) => {
-          // The commit failed: nothing of it is in LMDB.
-          this.#conflict(b);
-          b.fail(e);
-          this.#tell(t0, []);
-          next();
-        },
-      );
-  }
-
-  #tell(t0: number, landed: readonly JournalEntry[]): void {
-    const seconds = (performance.now() - t0) / 1000;
-    for (const f of this.commitListeners) {
-      try {
-        f(seconds, landed);
-      } catch (e) {
-        // A listener never stops the commits behind this one.
-        this.log?.error({ err: e }, 'billing: a commit listener failed');
-      }
-    }
-  }
-
-  /**
-   * A record this process appended is committed: its entries are in the working states already,
-   * and go into the accounts' tail positions (through the batch's records: no lookup).
-   */
-  #landed(pos: number, token: number, b: Batch): void {
-    this.#held.landed(pos, this.#pos, b.held);
-    this.#pos = pos;
-    this.#token = token;
-    this.#unfolded += b.entries.length;
-    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
-  }
-
-  /**
-   * A batch did not land: another process appended first (or the commit failed). Everything
-   * computed on top of it is dropped (the batches behind it in flight cannot land either: they
-   * expect its token) and the working states catch up with LMDB.
-   */
-  #conflict(b: Batch): void {
-    if (b.generation !== this.#generation) return;
-    this.#generation++;
-    if (this.#gathering?.generation === b.generation) {
-      this.#gathering.settle(false);
-      this.#gathering = null;
-    }
-    this.#catchUp();
-  }
-
-  /**
-   * Brings the working states up to the head after a conflict (or a change made elsewhere): an
-   * account with changes in flight is read again from LMDB, which holds every record that
-   * landed and none that did not; the others get the records other processes appended.
-   */
-  #catchUp(): void {
-    const head = headOf(this.#t);
-    if (head.token !== this.#token && head.pos > this.#pos) {
-      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#held.apply(pos, value, this.#pos);
-    }
-    this.#pos = this.#tipPos = head.pos;
-    this.#token = this.#tipToken = head.token;
-    this.#held.rereadInFlight();
-  }
-
-  /** Notices a change made elsewhere (the head is not the newest record this process knows). */
-  #fresh(): void {
-    // With changes in flight, the conflict they meet applies what others wrote, in order.
-    if (this.#committing.length > 0 || this.#gathering) return;
-    if (headOf(this.#t).token !== this.#token) this.#catchUp();
-  }
-
-  /**
-   * A change outside the request path: `f` runs in one synchronous transaction of the store and
-   * records its entries in `out`, appended as one record at the head.
-   */
-  #exclusive<T>(f: (out: LedgerEntry[]) => T): T {
-    return this.store.root.transactionSync(() => {
-      const out: LedgerEntry[] = [];
-      const r = f(out);
-      if (out.length > 0) {
-        const head = headOf(this.#t);
-        this.#t.journal.putSync(head.pos + 1, out as JournalEntry[]);
-        this.#t.heads.putSync(HEAD, head.pos + 1, newToken());
-      }
-      return r;
-    });
-  }
-
   /** A change to one account outside the request path (CLI, admin), computed from LMDB. */
   #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
     const now = this.clock();
-    return this.#exclusive((out) => {
+    return this.#writer.exclusive((out) => {
       const account = this.#mustAccount(accountId);
       return f(account, this.#held.read(account.id).state, now, out);
     });
+  }
+
+  /** Counts what the writer commits; every FOLD_AFTER entries, folds in the background. */
+  #landed(entries: number): void {
+    this.#unfolded += entries;
+    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
   }
 
   /**
@@ -436,7 +242,7 @@ export class Billing {
 
   /** Waits for the commits in flight and folds what is left, so the next start has nothing to fold. */
   async close(): Promise<void> {
-    while (this.#committing.length > 0 || this.#gathering) await (this.#committing[0] ?? this.#gathering)!.done.catch(() => undefined);
+    for (let b = this.#writer.inFlight(); b; b = this.#writer.inFlight()) await b.catch(() => undefined);
     await this.#folding?.catch(() => undefined);
     const pool = this.#pool;
     this.#pool = null;
@@ -450,7 +256,7 @@ export class Billing {
 
   /** The credits an account can spend now (expired lots left out), charges still committing included. */
   balance(account: string): number {
-    this.#fresh();
+    this.#writer.fresh();
     const now = this.clock();
     return spendable(this.#held.workingOf(this.held(account))?.state.lots ?? [], now);
   }
@@ -464,33 +270,16 @@ export class Billing {
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    this.#fresh();
+    this.#writer.fresh();
     let state = this.#held.workingOf(this.held(account.id))!.state;
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
       this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
-      this.#fresh();
+      this.#writer.fresh();
       state = this.#held.read(account.id).state;
     }
     const subs = this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] }).map(({ value }) => value);
     return summaryOf(account, state, subs, now);
-  }
-}
-
-/** Changes committed together: one journal record, one promise the calls in it wait on. */
-class Batch {
-  readonly entries: JournalEntry[] = [];
-  /** The account of each change in it. */
-  readonly held: Held[] = [];
-  readonly done: Promise<boolean>;
-  settle!: (ok: boolean) => void;
-  fail!: (e: unknown) => void;
-
-  constructor(readonly generation: number) {
-    this.done = new Promise<boolean>((resolve, reject) => {
-      this.settle = resolve;
-      this.fail = reject;
-    });
   }
 }
