@@ -51,7 +51,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { sourcesRoutes } from '../src/http/routes/sources.js';
-import { OPERATOR } from '../src/platform/billing.js';
+import { OPERATOR } from '../src/platform/index.js';
 import { openService } from '../src/service.js';
 import type { RevisionInput } from '../src/store/index.js';
 import { forkServer } from './child.js';

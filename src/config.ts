@@ -4,7 +4,7 @@
  * values stop start-up with a message naming the setting.
  */
 import path from 'node:path';
-import { familyOf, isProduct, PRODUCT_NAMES, type Family, type Product } from './platform/products.js';
+import { familyOf, isProduct, PRODUCT_NAMES, type Family, type Product } from './products.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 

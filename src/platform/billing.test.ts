@@ -9,7 +9,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { Store } from '../store/index.js';
-import { Billing, FREE_CREDITS, OPERATOR, periodOf } from './billing.js';
+import { Billing } from './billing.js';
+import { OPERATOR } from './journal.js';
+import { periodOf } from './ledger.js';
+import { FREE_CREDITS } from './spending.js';
 import { MARKETPLACE_PLANS, PRODUCT_NAMES, type MarketplacePlan } from './products.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-billing-'));

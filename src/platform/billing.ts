@@ -1,31 +1,19 @@
 /**
- * Accounts, the one credit wallet, per-product subscriptions and the usage ledger (the tables
- * in LMDB: journal.ts).
+ * Accounts, the one credit wallet, per-product subscriptions and the usage ledger, behind the
+ * one class the service, the CLI and metering call. It composes:
+ *
+ *   journal.ts         the tables in LMDB, and the per-account view folded from the journal
+ *   journal-writer.ts  the journal's writer: group commit, conditional appends, catch-up
+ *   held-state.ts      what this process holds per account: working states, subscriptions, tail index
+ *   spending.ts        the rules, pure: what a grant, a purchase, a call, a refund or an expiry records
+ *   statements.ts      the balance, ledger and summary an account is shown
  *
  * The ledger is the record of every change to a wallet or a plan's usage, and an account's
  * state is what its entries add up to (ledger.ts, `applyEntry`): a debit and its ledger entry
  * are one record, written in one transaction, so the ledger always sums to the balance.
  *
- * Every change appends its entries to one journal, in arrival order. The request path (a
- * charge, a refund) computes them from the account's state in memory and resolves once they
- * are committed: the handler runs after its debit is on disk. Its commits are grouped: while
- * one is in flight, the calls that come meanwhile gather into the next, one journal record.
- * Appends land at the end of one B-tree, so a commit of many charges writes a few pages,
- * where keying each charge under its account dirtied pages of its own (bench/metering.ts). A
- * worker thread folds the journal into the per-account view (its own LMDB environment, so the
- * fold never holds the lock every commit needs).
- *
- * Concurrency (optimistic). The head says which record is the newest: its value is that
- * record's position, its version a random token drawn for it. Every append is conditional on
- * the token its writer last saw (`ifVersion`), so a record lands only right after the one its
- * writer computed it from, and a batch computed on top of one that failed never lands. A
- * process that loses that race (another process appended: the CLI, a second server) reads
- * the accounts it had changes in flight for again from LMDB, applies the records it missed to
- * the others it holds in memory, and computes its changes again. A change outside the request
- * path (the CLI) is one synchronous transaction that appends at the head.
- *
- * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
- * grant, then purchased credits, which never expire.
+ * A worker thread folds the journal into the per-account view (fold-worker.ts; its own LMDB
+ * environment, so the fold never holds the lock every commit needs).
  */
 import { randomUUID } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -34,38 +22,13 @@ import { AppError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { workerFile } from '../worker-file.js';
 import type { FoldTask } from './fold-worker.js';
-import {
-  HEAD,
-  journalAfter,
-  lastRecord,
-  LedgerView,
-  openBillingTables,
-  type AccountRecord,
-  type BillingTables,
-  type JournalEntry,
-  type Subscription,
-} from './journal.js';
-import type { RateWindows } from './rate-limit.js';
-import { applyEntry, emptyState, live, periodOf, total, type AccountState, type LedgerEntry, type LotKind, type PeriodView } from './ledger.js';
-import {
-  creditsOf,
-  familyOf,
-  MARKETPLACE_PLANS,
-  PRODUCT_NAMES,
-  plansFor,
-  rateOf,
-  type MarketplacePlan,
-  type Plan,
-  type Product,
-  type Rate,
-} from './products.js';
-
-export { periodOf, type AccountState, type LedgerEntry, type LedgerKind, type Lot, type LotKind, type PeriodView } from './ledger.js';
-export type { AccountRecord, Subscription } from './journal.js';
-
-export const OPERATOR = 'operator';
-/** Credits a new account starts with (section 8.1). */
-export const FREE_CREDITS = 250;
+import { HeldState, type Held, type HeldSub } from './held-state.js';
+import { LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
+import { JournalWriter, type CommitListener } from './journal-writer.js';
+import { emptyState, live, periodOf, type AccountState, type LedgerEntry } from './ledger.js';
+import { plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
+import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, spendable } from './spending.js';
+import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
 
 /** What a charge did: shown in X-Credits-Charged / X-Credits-Remaining, reversed by `refund`. */
 export interface Charge {
@@ -78,11 +41,6 @@ export interface Charge {
   readonly debit?: LedgerEntry;
 }
 
-/** The note on an operator's call (recorded at price 0), by product. */
-const OPERATOR_NOTES = Object.fromEntries(PRODUCT_NAMES.map((p) => [p, `operator (list price ${creditsOf(p)})`])) as Record<Product, string>;
-
-const retryAfter = (ms: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) });
-
 /**
  * Entries the writer commits between background folds, and the most one fold takes: a fold
  * writes a page or two of the view for each account it touches, so the more entries each
@@ -92,98 +50,19 @@ const FOLD_AFTER = 65_536;
 const FOLD_MAX = 262_144;
 /** Accounts whose state the writer keeps in memory; past this, a fold drops the idle ones. */
 const WORKING_ACCOUNTS_MAX = 100_000;
-/**
- * A request-path change computed again this often before 503: each time another process has
- * appended meanwhile, so a busy CLI script can take a few.
- */
-const ATTEMPTS = 20;
-/**
- * Batches in flight at once: the next one commits while the one before waits for its fsync.
- * Safe because each is conditional on the head the one before sets.
- */
-const BATCHES_IN_FLIGHT = 2;
-
-interface Working {
-  /** The account's state with this process's changes in flight: what the next change is computed from. */
-  state: AccountState;
-  /** The journal position the state counts every committed record up to. */
-  pos: number;
-  /** This process's changes in flight for the account; while 0, `state` is what LMDB holds. */
-  pending: number;
-}
-
-/** A subscription read, and the period a call of it counts in (computed again when it ends). */
-interface HeldSub extends PeriodView {
-  sub: Subscription;
-}
-
-/**
- * What this process holds in memory about one account: found with one lookup a call, which
- * then reads everything it needs from here (with 2,000 accounts a call's data is out of the
- * CPU's caches, and a lookup in a map of them costs a few cache misses each).
- */
-export class Held {
-  /** The working state (see Working), once loaded by a serving process. */
-  state: AccountState | null = null;
-  pos = 0;
-  pending = 0;
-  /** Subscriptions read so far, by product (null: none). */
-  subs: Partial<Record<Product, HeldSub | null>> = {};
-  /**
-   * The journal records past the view's fold that hold the account's entries, indexed up to
-   * `#tailTo`: a state or a ledger read takes those, not a scan of the whole tail.
-   */
-  tail: number[] | null = null;
-  /** The account's rate windows (metering's), kept here so a call finds them with the rest. */
-  windows: RateWindows | null = null;
-  /** Forgotten by the process (an idle account, when it holds too many): a caller takes the new record. */
-  dropped = false;
-
-  constructor(readonly id: string) {}
-}
-
-/** Adds a journal position to an account's tail positions (records come in position order). */
-function addTail(h: Held, pos: number): void {
-  const at = h.tail;
-  if (!at) h.tail = [pos];
-  else if (at[at.length - 1] !== pos) at.push(pos);
-}
-
-/**
- * A record's token: drawn at random, so that a batch waiting behind one that failed can never
- * take a record another process wrote at the same position for its predecessor.
- */
-const newToken = (): number => Math.floor(Math.random() * 2 ** 52);
 
 export class Billing {
   readonly #t: BillingTables;
   readonly #view: LedgerView;
-  /** The newest record applied to the working states (position, token), and the newest sent. */
-  #pos = 0;
-  #token = 0;
-  #tipPos = 0;
-  #tipToken = 0;
-  /** Moves on every conflict: a change computed before it is computed again. */
-  #generation = 0;
-  /** Set by this process's first request-path change: from then on it keeps working states. */
-  #serving = false;
-  /**
-   * What this process holds by account: working states (a process that only reads reads LMDB
-   * each time), subscriptions, tail positions.
-   */
-  readonly #held = new Map<string, Held>();
+  readonly #held: HeldState;
+  readonly #writer: JournalWriter;
   readonly #refunded = new WeakSet<LedgerEntry>();
-  /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
-  readonly #committing: Batch[] = [];
-  #gathering: Batch | null = null;
+  /** Entries landed since the last background fold, the fold running, and its worker (started by the first). */
   #unfolded = 0;
   #folding: Promise<number> | null = null;
-  /** The journal position the accounts' `tail` positions are indexed up to. */
-  #tailTo = 0;
-  /** The fold worker (started by the first background fold). */
   #pool: Piscina | null = null;
   /** Told of each group commit when it settles: its seconds and the entries that landed (none when it did not). Metrics listen (src/ops). */
-  readonly commitListeners = new Set<(seconds: number, landed: readonly JournalEntry[]) => void>();
+  readonly commitListeners = new Set<CommitListener>();
 
   constructor(
     readonly store: Store,
@@ -194,27 +73,23 @@ export class Billing {
   ) {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
-    store.root.transactionSync(() => {
-      if (typeof this.#t.heads.get(HEAD) !== 'number') this.#t.heads.putSync(HEAD, lastRecord(this.#t), newToken());
-    });
-    ({ pos: this.#pos, token: this.#token } = this.#headOf());
-    this.#tipPos = this.#pos;
-    this.#tipToken = this.#token;
+    this.#held = new HeldState(this.#t, this.#view, clock, heldMax);
+    this.#writer = new JournalWriter(this.#t, this.#held, clock, { log, listeners: this.commitListeners, landed: (n) => this.#landed(n) });
     // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
     const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
     if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
-    this.#tailTo = folded;
+    this.#held.startTail(folded);
   }
 
   /** A new account: 250 free credits (never expiring), every credit product on the free plan, the marketplace on Free. */
   createAccount(name: string | null = null): AccountRecord {
     const now = this.clock();
     const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now };
-    return this.#exclusive((out) => {
+    return this.#writer.exclusive((out) => {
       this.#t.accounts.putSync(account.id, account);
       const state = emptyState();
       for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
-      this.#addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
+      addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
       return account;
     });
   }
@@ -232,9 +107,7 @@ export class Billing {
 
   /** This process's record of an account (made on first sight; see Held). */
   held(account: string): Held {
-    let h = this.#held.get(account);
-    if (!h) this.#held.set(account, (h = new Held(account)));
-    return h;
+    return this.#held.held(account);
   }
 
   subscription(account: string | Held, product: Product): Subscription | undefined {
@@ -246,15 +119,8 @@ export class Billing {
    * once. `fresh`: notice changes made elsewhere first (a subscribe empties `h.subs`).
    */
   #subOf(h: Held, product: Product, now: number, fresh = true): HeldSub | null {
-    if (fresh) this.#fresh();
-    let hs = h.subs[product];
-    if (hs === undefined) {
-      const sub = this.#t.subs.get([h.id, product]);
-      h.subs[product] = hs = sub ? { sub, ...periodOf(sub.since, now) } : null;
-    } else if (hs !== null && !(hs.start <= now && now < hs.end)) {
-      Object.assign(hs, periodOf(hs.sub.since, now));
-    }
-    return hs;
+    if (fresh) this.#writer.fresh();
+    return this.#held.subOf(h, product, now);
   }
 
   /** Puts an account on a plan of a product (a new period starts now), or `none` to unsubscribe. */
@@ -265,7 +131,7 @@ export class Billing {
     return this.#sync(accountId, (account, state, now, out) => {
       if (plan !== 'none') return this.#subscribe(account.id, state, product, plan, now, out);
       this.#t.subs.removeSync([account.id, product]);
-      this.#record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
+      record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
       return null;
     });
   }
@@ -273,106 +139,45 @@ export class Billing {
   #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number, out: LedgerEntry[]): Subscription {
     const sub: Subscription = { product, plan, since: now };
     this.#t.subs.putSync([account, product], sub);
-    this.#record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
+    record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
     return sub;
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
+    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => this.#addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
-  }
-
-  #addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
-    if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
-    this.#expire(account, state, now, out);
-    // The lot is named by its entry's seq: never reused, so a refund finds the lot it took from.
-    const id = state.seq + 1;
-    return this.#record(account, state, { kind: entryKind, credits, lots: [[id, credits]], lot: { kind, expiresAt }, note }, now, out);
-  }
-
-  /** Writes off every expired lot that still holds credits, an `expire` entry each. */
-  #expire(account: string, state: AccountState, now: number, out: LedgerEntry[]): void {
-    for (const l of state.lots) {
-      if (l.credits > 0 && !live(l, now)) {
-        this.#record(account, state, { kind: 'expire', credits: -l.credits, lots: [[l.id, l.credits]] }, now, out);
-        // Recorded: the lot is gone from `state.lots`, which was replaced; start over.
-        return this.#expire(account, state, now, out);
-      }
-    }
-  }
-
-  /** Numbers an entry, adds it to `state` and to `out` (appended by the caller), and gives it the wallet total after it. */
-  #record(account: string, state: AccountState, e: Omit<LedgerEntry, 'seq' | 'at' | 'balance'>, now: number, out: LedgerEntry[]): LedgerEntry {
-    return this.#push(state, { account, seq: state.seq + 1, at: now, ...e, balance: 0 } as JournalEntry, out);
-  }
-
-  /** #record of an entry its caller wrote whole (a call's debit: one object, not a copy of one). */
-  #push(state: AccountState, entry: JournalEntry, out: LedgerEntry[]): LedgerEntry {
-    applyEntry(state, entry);
-    entry.balance = total(state.lots);
-    out.push(entry);
-    return entry;
+    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
   }
 
   /**
    * Debits one call of `product` before its handler runs: its price in credits, or one request
-   * of the marketplace plan. Rejects with 429 `quota_exceeded` (with Retry-After where waiting
-   * for the next period helps) when the wallet cannot pay or the plan is past its stop. The
-   * operator account has no wallet and no plans: its calls are recorded at price 0. The
-   * metering path passes the account's record it has authorised with, which saves a lookup.
+   * of the marketplace plan (spending.ts, `debitCall`). Rejects with 429 `quota_exceeded` (with
+   * Retry-After where waiting for the next period helps) when the wallet cannot pay or the plan
+   * is past its stop. The operator account has no wallet and no plans: its calls are recorded
+   * at price 0. The metering path passes the account's record it has authorised with, which
+   * saves a lookup.
    */
   charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }): Promise<Charge> {
-    const { requestId, keyId } = ctx;
     // A record dropped since the caller took it (fold): the account's current one.
     const h = typeof account === 'string' ? this.held(account) : account.dropped ? this.held(account.id) : account;
     // Authorised with a record a moment ago: its subscription was read fresh then.
     const authorised = typeof account !== 'string';
     const accountId = h.id;
     if (accountId === OPERATOR) {
-      return this.#change(h, (state, now, out) => {
-        const debit = this.#push(state, { account: OPERATOR, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, requestId, keyId, note: OPERATOR_NOTES[product] }, out);
+      return this.#writer.change(h, (state, now, out) => {
+        const debit = operatorDebit(state, product, ctx, now, out);
         return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
-    return this.#change(h, (state, now, out, attempt) => {
+    return this.#writer.change(h, (state, now, out, attempt) => {
       // The subscription and its period, read from one object.
       const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
       if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const usage = state.usage[product];
-      const used = usage !== undefined && usage.periodStart === subscribed.start ? usage.used : 0;
-      let debit: LedgerEntry;
-      if (familyOf(product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[subscribed.sub.plan as MarketplacePlan];
-        if (used >= plan.stop) {
-          throw new AppError('quota_exceeded', `the ${subscribed.sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(subscribed.end).toISOString()}`, {
-            headers: retryAfter(subscribed.end - now),
-          });
-        }
-        const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, units: 1, overageMicros }, out);
-      } else {
-        const cost = creditsOf(product);
-        let held = 0;
-        for (const l of state.lots) if (live(l, now)) held += l.credits;
-        // Refused before anything is recorded: the state is left as it was.
-        if (held < cost) throw new AppError('quota_exceeded', `the wallet holds ${held} credits and ${product} costs ${cost}: buy or grant credits`);
-        this.#expire(accountId, state, now, out);
-        const taken: [number, number][] = [];
-        let due = cost;
-        for (const lot of state.lots) {
-          const take = Math.min(due, lot.credits);
-          if (take === 0) continue;
-          due -= take;
-          taken.push([lot.id, take]);
-          if (due === 0) break;
-        }
-        debit = this.#push(state, { account: accountId, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, lots: taken }, out);
-      }
+      const debit = debitCall(accountId, state, product, subscribed, ctx, now, out);
       return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });
   }
@@ -380,24 +185,14 @@ export class Billing {
   /** Reverses a charge (a 5xx, or a request refused after it was charged). A charge is refunded once. */
   async refund(charge: Charge, reason: string): Promise<Charge> {
     const id = charge.account;
-    const remaining = (s: AccountState, now: number) => (id === OPERATOR ? null : total(s.lots.filter((l) => live(l, now))));
     const d = charge.debit;
     if (charge.seq === null || !d) return { ...charge, credits: 0 };
     if (this.#refunded.has(d)) return { ...charge, credits: 0, remaining: id === OPERATOR ? null : this.balance(id) };
     this.#refunded.add(d);
     try {
-      return await this.#change(this.held(id), (state, now, out) => {
-        const returned: [number, number][] = [];
-        let lost = 0;
-        for (const [lotId, credits] of d.lots ?? []) {
-          const lot = state.lots.find((l) => l.id === lotId);
-          // A lot that expired since stays expired: its credits are not returned.
-          if (lot && live(lot, now)) returned.push([lotId, credits]);
-          else lost += credits;
-        }
-        const units = d.units ? { units: -1, overageMicros: -(d.overageMicros ?? 0) } : {};
-        this.#record(id, state, { kind: 'refund', credits: -d.credits - lost, product: d.product, requestId: d.requestId, period: d.period, lots: returned, refundOf: d.seq, note: reason, ...units }, now, out);
-        return { account: id, seq: charge.seq, credits: 0, remaining: remaining(state, now) };
+      return await this.#writer.change(this.held(id), (state, now, out) => {
+        refundDebit(id, state, d, reason, now, out);
+        return { account: id, seq: charge.seq, credits: 0, remaining: id === OPERATOR ? null : spendable(state.lots, now) };
       });
     } catch (e) {
       this.#refunded.delete(d);
@@ -405,277 +200,19 @@ export class Billing {
     }
   }
 
-  /**
-   * The request path: computes a change from the account's state in memory (`decide` records
-   * its entries, or throws an AppError to refuse the call with nothing recorded), appends the
-   * entries to the journal and resolves once they are committed. When another process appended
-   * meanwhile, the change is computed again on what it wrote.
-   */
-  async #change<T>(h: Held, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
-    this.#serving = true;
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const generation = this.#generation;
-      // Serving: the working state is the held record's.
-      const w = this.#workingOf(h);
-      if (!w) throw new AppError('not_found', `no account ${h.id}`);
-      const out: LedgerEntry[] = [];
-      const result = decide(w.state, this.clock(), out, attempt);
-      if (out.length === 0) return result;
-      // `decide` read a subscription, which can catch up: then `w` may have been rolled back.
-      if (generation !== this.#generation) continue;
-      w.pending++;
-      try {
-        if (await this.#enqueue(h, out)) return result;
-      } finally {
-        w.pending--;
-      }
-    }
-    throw new AppError('product_unavailable', 'credits could not be reached: the ledger kept changing under this call');
-  }
-
-  /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
-  #enqueue(h: Held, entries: LedgerEntry[]): Promise<boolean> {
-    const b = (this.#gathering ??= new Batch(this.#generation));
-    for (const e of entries) b.entries.push(e as JournalEntry);
-    b.held.push(h);
-    // A new batch with room in flight commits at the end of this turn of the event loop, with
-    // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
-    if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
-    return b.done;
-  }
-
-  /**
-   * Group commit: at most BATCHES_IN_FLIGHT batches committing, and the changes made meanwhile
-   * are the next batch, one journal record conditional on the token of the record before it.
-   * Many calls share one commit and one fsync instead of queueing one each.
-   */
-  #flush(): void {
-    const b = this.#gathering;
-    if (!b || this.#committing.length >= BATCHES_IN_FLIGHT) return;
-    this.#gathering = null;
-    // Computed on states rolled back since (a conflict): computed again.
-    if (b.generation !== this.#generation) return b.settle(false);
-    const after = this.#tipToken;
-    const pos = (this.#tipPos += 1);
-    const token = (this.#tipToken = newToken());
-    this.#committing.push(b);
-    const t0 = performance.now();
-    const next = () => {
-      this.#committing.splice(this.#committing.indexOf(b), 1);
-      this.#flush();
-    };
-    this.#t.heads
-      .ifVersion(HEAD, after, () => {
-        this.#t.journal.put(pos, b.entries);
-        this.#t.heads.put(HEAD, pos, token);
-      })
-      .then(
-        (ok) => {
-          if (ok) this.#landed(pos, token, b);
-          else this.#conflict(b);
-          b.settle(ok);
-          this.#tell(t0, ok ? b.entries : []);
-          next();
-        },
-        (e: unknown) => {
-          // The commit failed: nothing of it is in LMDB.
-          this.#conflict(b);
-          b.fail(e);
-          this.#tell(t0, []);
-          next();
-        },
-      );
-  }
-
-  #tell(t0: number, landed: readonly JournalEntry[]): void {
-    const seconds = (performance.now() - t0) / 1000;
-    for (const f of this.commitListeners) {
-      try {
-        f(seconds, landed);
-      } catch (e) {
-        // A listener never stops the commits behind this one.
-        this.log?.error({ err: e }, 'billing: a commit listener failed');
-      }
-    }
-  }
-
-  /**
-   * A record this process appended is committed: its entries are in the working states already,
-   * and go into the accounts' tail positions (through the batch's records: no lookup).
-   */
-  #landed(pos: number, token: number, b: Batch): void {
-    if (this.#tailTo === this.#pos) {
-      for (const h of b.held) addTail(h, pos);
-      this.#tailTo = pos;
-    }
-    this.#pos = pos;
-    this.#token = token;
-    this.#unfolded += b.entries.length;
-    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
-  }
-
-  /**
-   * A batch did not land: another process appended first (or the commit failed). Everything
-   * computed on top of it is dropped (the batches behind it in flight cannot land either: they
-   * expect its token) and the working states catch up with LMDB.
-   */
-  #conflict(b: Batch): void {
-    if (b.generation !== this.#generation) return;
-    this.#generation++;
-    if (this.#gathering?.generation === b.generation) {
-      this.#gathering.settle(false);
-      this.#gathering = null;
-    }
-    this.#catchUp();
-  }
-
-  /**
-   * Brings the working states up to the head after a conflict (or a change made elsewhere): an
-   * account with changes in flight is read again from LMDB, which holds every record that
-   * landed and none that did not; the others get the records other processes appended.
-   */
-  #catchUp(): void {
-    const head = this.#headOf();
-    if (head.token !== this.#token && head.pos > this.#pos) {
-      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#apply(pos, value);
-    }
-    this.#pos = this.#tipPos = head.pos;
-    this.#token = this.#tipToken = head.token;
-    for (const h of this.#held.values()) {
-      if (h.pending === 0 || !h.state) continue;
-      const read = this.#read(h.id);
-      h.state = read.state;
-      h.pos = read.pos;
-    }
-  }
-
-  /** Counts a record another process appended in the working states and the tail positions. */
-  #apply(pos: number, entries: JournalEntry[]): void {
-    // The records go into the tail positions as they are applied, so a state read later takes
-    // them from there, not from a scan of the journal.
-    const index = this.#tailTo === this.#pos;
-    for (const e of entries) {
-      const h = index ? this.held(e.account) : this.#held.get(e.account);
-      if (!h) continue;
-      // A state read from LMDB after this record was written has it already; one with changes
-      // in flight is read again after the catch-up.
-      if (h.state && pos > h.pos && h.pending === 0) applyEntry(h.state, e);
-      if (e.kind === 'subscribe') h.subs = {};
-      if (index) addTail(h, pos);
-    }
-    for (const e of entries) {
-      const h = this.#held.get(e.account);
-      if (h?.state && pos > h.pos) h.pos = pos;
-    }
-    if (index) this.#tailTo = pos;
-  }
-
-  /** Notices a change made elsewhere (the head is not the newest record this process knows). */
-  #fresh(): void {
-    // With changes in flight, the conflict they meet applies what others wrote, in order.
-    if (this.#committing.length > 0 || this.#gathering) return;
-    if (this.#headOf().token !== this.#token) this.#catchUp();
-  }
-
-  /**
-   * A change outside the request path: `f` runs in one synchronous transaction of the store and
-   * records its entries in `out`, appended as one record at the head.
-   */
-  #exclusive<T>(f: (out: LedgerEntry[]) => T): T {
-    return this.store.root.transactionSync(() => {
-      const out: LedgerEntry[] = [];
-      const r = f(out);
-      if (out.length > 0) {
-        const head = this.#headOf();
-        this.#t.journal.putSync(head.pos + 1, out as JournalEntry[]);
-        this.#t.heads.putSync(HEAD, head.pos + 1, newToken());
-      }
-      return r;
-    });
-  }
-
   /** A change to one account outside the request path (CLI, admin), computed from LMDB. */
   #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
     const now = this.clock();
-    return this.#exclusive((out) => {
+    return this.#writer.exclusive((out) => {
       const account = this.#mustAccount(accountId);
-      return f(account, this.#read(account.id).state, now, out);
+      return f(account, this.#held.read(account.id).state, now, out);
     });
   }
 
-  /** The newest journal record: its position and token. */
-  #headOf(): { pos: number; token: number } {
-    const e = this.#t.heads.getEntry(HEAD);
-    return { pos: (e?.value as number | undefined) ?? 0, token: e?.version ?? 0 };
-  }
-
-  /** An account's state from LMDB: as folded in the view, plus its journal entries since; and the position it is at. */
-  #read(id: string): { state: AccountState; pos: number } {
-    const head = this.#headOf();
-    const s = this.#view.stateOf(this.#t, id);
-    const state: AccountState = { lots: s.lots, seq: s.seq, usage: s.usage };
-    for (const { pos, entry } of this.#tailOf(id, head.pos)) if (pos > s.pos) applyEntry(state, entry);
-    return { state, pos: head.pos };
-  }
-
-  /** An account's journal entries past the view's fold, up to `head`, oldest first. */
-  *#tailOf(id: string, head = this.#headOf().pos): Generator<{ pos: number; entry: JournalEntry }> {
-    const folded = this.#view.folded();
-    if (head > this.#tailTo) {
-      this.#pruneTail(folded);
-      for (const { pos, entry } of journalAfter(this.#t, Math.max(this.#tailTo, folded))) {
-        if (pos > head) break;
-        addTail(this.held(entry.account), pos);
-      }
-      this.#tailTo = head;
-    }
-    const at = this.#held.get(id)?.tail;
-    if (!at) return;
-    for (const pos of at) if (pos > folded && pos <= head) for (const entry of this.#t.journal.get(pos) ?? []) if (entry.account === id) yield { pos, entry };
-  }
-
-  /** Drops the tail index's positions the view has folded (they are read from the view now). */
-  #pruneTail(folded: number): void {
-    for (const h of this.#held.values()) {
-      const at = h.tail;
-      if (!at) continue;
-      let k = 0;
-      while (k < at.length && at[k] <= folded) k++;
-      if (k === at.length) h.tail = null;
-      else if (k > 0) at.splice(0, k);
-    }
-  }
-
-  /**
-   * The state a change is computed from: a serving process's in memory (the held record,
-   * loaded once), otherwise read anew.
-   */
-  #workingOf(h: Held): Working | undefined {
-    if (h.state) return h as Working;
-    if (h.id !== OPERATOR && !this.#t.accounts.get(h.id)) return undefined;
-    const { state, pos } = this.#read(h.id);
-    if (!this.#serving) return { state, pos, pending: 0 };
-    h.state = state;
-    h.pos = pos;
-    return h as Working;
-  }
-
-  /**
-   * Past `heldMax` held records, forgets the idle accounts' (nothing in flight, rate
-   * windows empty): their states and subscriptions are read again when next needed. A record
-   * whose tail positions are still needed keeps them.
-   */
-  #forgetIdle(): void {
-    if (this.#held.size <= this.heldMax) return;
-    const now = this.clock();
-    for (const [id, h] of this.#held) {
-      if (h.pending > 0 || (h.windows && !h.windows.idle(now))) continue;
-      h.state = null;
-      h.subs = {};
-      if (h.tail) continue;
-      h.dropped = true;
-      this.#held.delete(id);
-    }
+  /** Counts what the writer commits; every FOLD_AFTER entries, folds in the background. */
+  #landed(entries: number): void {
+    this.#unfolded += entries;
+    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
   }
 
   /**
@@ -692,8 +229,8 @@ export class Billing {
       .then(({ entries, folded }) => {
         // Read past the worker's commit: a state loaded from here on includes what it folded.
         this.#view.root.resetReadTxn();
-        this.#pruneTail(folded);
-        this.#forgetIdle();
+        this.#held.pruneTail(folded);
+        this.#held.forgetIdle();
         return entries;
       })
       .finally(() => {
@@ -705,7 +242,7 @@ export class Billing {
 
   /** Waits for the commits in flight and folds what is left, so the next start has nothing to fold. */
   async close(): Promise<void> {
-    while (this.#committing.length > 0 || this.#gathering) await (this.#committing[0] ?? this.#gathering)!.done.catch(() => undefined);
+    for (let b = this.#writer.inFlight(); b; b = this.#writer.inFlight()) await b.catch(() => undefined);
     await this.#folding?.catch(() => undefined);
     const pool = this.#pool;
     this.#pool = null;
@@ -719,123 +256,30 @@ export class Billing {
 
   /** The credits an account can spend now (expired lots left out), charges still committing included. */
   balance(account: string): number {
-    this.#fresh();
+    this.#writer.fresh();
     const now = this.clock();
-    return total((this.#workingOf(this.held(account))?.state.lots ?? []).filter((l) => live(l, now)));
+    return spendable(this.#held.workingOf(this.held(account))?.state.lots ?? [], now);
   }
 
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
   entries(account: string, since = 0, until = Number.POSITIVE_INFINITY): LedgerEntry[] {
-    const bySeq = new Map<number, LedgerEntry>();
-    const strip = ({ account: _, ...e }: JournalEntry): LedgerEntry => e;
-    for (const { value } of this.#t.legacyLedger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) bySeq.set(value.seq, value);
-    // Folded entries: the view says where in the journal each is.
-    const records = new Map<number, JournalEntry[]>();
-    for (const { value: at } of this.#view.entries.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) {
-      for (let k = 0; k < at.length; k += 2) {
-        const pos = at[k];
-        const i = at[k + 1];
-        let record = records.get(pos);
-        if (!record) records.set(pos, (record = this.#t.journal.get(pos) ?? []));
-        if (record[i]?.account === account) bySeq.set(record[i].seq, strip(record[i]));
-      }
-    }
-    for (const { entry } of this.#tailOf(account)) bySeq.set(entry.seq, strip(entry));
-    const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-    // A refund names the debit it reverses; the debit shows it.
-    for (const e of all) if (e.kind === 'refund' && e.refundOf !== undefined) bySeq.get(e.refundOf)!.refundedBy = e.seq;
-    return all.filter((e) => e.at >= since && e.at < until);
+    return ledgerOf(this.#t, this.#view, account, () => this.#held.tailOf(account), since, until);
   }
 
   /** What GET /v1/account and `newsmatch usage` show. */
   summary(accountId: string): AccountSummary {
     const now = this.clock();
     const account = this.#mustAccount(accountId);
-    this.#fresh();
-    let state = this.#workingOf(this.held(account.id))!.state;
+    this.#writer.fresh();
+    let state = this.#held.workingOf(this.held(account.id))!.state;
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
-      this.#sync(account.id, (_a, s, at, out) => this.#expire(account.id, s, at, out));
-      this.#fresh();
-      state = this.#read(account.id).state;
+      this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
+      this.#writer.fresh();
+      state = this.#held.read(account.id).state;
     }
-    const lots = state.lots.filter((l) => live(l, now));
-    const sum = (kind: LotKind) => total(lots.filter((l) => l.kind === kind));
-    const subscriptions: SubscriptionView[] = [];
-    for (const { value: sub } of this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] })) {
-      const period = periodOf(sub.since, now);
-      const u = state.usage[sub.product];
-      const used = u && u.periodStart === period.start ? u.used : 0;
-      const view: SubscriptionView = {
-        product: sub.product,
-        plan: sub.plan,
-        period_start: iso(period.start),
-        period_end: iso(period.end),
-        used,
-        rate_limit: rateOf(sub.product, sub.plan),
-        credits_per_call: creditsOf(sub.product),
-      };
-      if (familyOf(sub.product) === 'marketplace') {
-        const plan = MARKETPLACE_PLANS[sub.plan as MarketplacePlan];
-        const over = Math.max(0, used - plan.included);
-        Object.assign(view, { included: plan.included, overage_requests: over, overage_usd: (over * (plan.overageMicros ?? 0)) / 1e6, stop: plan.stop });
-      }
-      subscriptions.push(view);
-    }
-    return {
-      id: account.id,
-      name: account.name,
-      created_at: iso(account.createdAt),
-      credits: {
-        total: total(lots),
-        subscription: sum('subscription'),
-        free: sum('free'),
-        purchased: sum('purchased'),
-        expiring: lots.filter((l) => l.expiresAt !== null && l.credits > 0).map((l) => ({ credits: l.credits, expires_at: iso(l.expiresAt!) })),
-      },
-      subscriptions,
-    };
-  }
-}
-
-export interface SubscriptionView {
-  product: Product;
-  plan: Plan;
-  period_start: string;
-  period_end: string;
-  used: number;
-  rate_limit: Rate;
-  credits_per_call: number;
-  included?: number;
-  overage_requests?: number;
-  overage_usd?: number;
-  stop?: number;
-}
-
-export interface AccountSummary {
-  id: string;
-  name: string | null;
-  created_at: string;
-  credits: { total: number; subscription: number; free: number; purchased: number; expiring: { credits: number; expires_at: string }[] };
-  subscriptions: SubscriptionView[];
-}
-
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-/** Changes committed together: one journal record, one promise the calls in it wait on. */
-class Batch {
-  readonly entries: JournalEntry[] = [];
-  /** The account of each change in it. */
-  readonly held: Held[] = [];
-  readonly done: Promise<boolean>;
-  settle!: (ok: boolean) => void;
-  fail!: (e: unknown) => void;
-
-  constructor(readonly generation: number) {
-    this.done = new Promise<boolean>((resolve, reject) => {
-      this.settle = resolve;
-      this.fail = reject;
-    });
+    const subs = this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] }).map(({ value }) => value);
+    return summaryOf(account, state, subs, now);
   }
 }

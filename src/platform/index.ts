@@ -1,6 +1,10 @@
-export { Billing, FREE_CREDITS, OPERATOR, periodOf, type AccountRecord, type AccountSummary, type Charge, type LedgerEntry } from './billing.js';
+export { Billing, type Charge } from './billing.js';
+export { OPERATOR, type AccountRecord } from './journal.js';
+export { periodOf, type LedgerEntry } from './ledger.js';
+export { FREE_CREDITS } from './spending.js';
+export type { AccountSummary } from './statements.js';
 export { fingerprint, IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
-export { KeyStore, type KeyInfo, type KeyScheme } from './keys.js';
+export { KeyStore, type KeyInfo, type KeyRecord, type KeyScheme } from './keys.js';
 export { Metering, type Admission } from './metering.js';
 export * from './products.js';
 export { RateLimiter } from './rate-limit.js';

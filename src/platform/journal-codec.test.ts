@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../test/helpers/rng.js';
-import type { JournalEntry } from './journal.js';
+import type { JournalEntry } from './ledger.js';
 import { journalEncoder } from './journal-codec.js';
 
 const { encode, decode } = journalEncoder;

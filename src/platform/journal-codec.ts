@@ -17,8 +17,7 @@
  * · seq · at · -1 · 249 · "acct_…" · "news" · "free" · "req-1" · "key_…"
  */
 import { AppError } from '../errors.js';
-import type { JournalEntry } from './journal.js';
-import type { LedgerKind, LotKind } from './ledger.js';
+import type { JournalEntry, LedgerKind, LotKind } from './ledger.js';
 import type { Plan, Product } from './products.js';
 
 const VERSION = 1;

@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { Store } from '../store/index.js';
 import { childEnv, ROOT } from '../../test/helpers/cli.js';
-import { Billing, OPERATOR, type Charge } from './billing.js';
-import { LedgerView } from './journal.js';
+import { Billing, type Charge } from './billing.js';
+import { LedgerView, OPERATOR } from './journal.js';
 import { applyEntry, emptyState, live, total, type LedgerEntry } from './ledger.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-journal-'));

@@ -24,8 +24,11 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Store } from '../store/index.js';
 import { journalEncoder } from './journal-codec.js';
-import { applyEntry, emptyState, type AccountState, type LedgerEntry } from './ledger.js';
+import { applyEntry, emptyState, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 import type { Plan, Product } from './products.js';
+
+/** The built-in account of the service's own keys: no wallet and no plans, its calls recorded at price 0. */
+export const OPERATOR = 'operator';
 
 export interface AccountRecord {
   id: string;
@@ -39,11 +42,6 @@ export interface Subscription {
   plan: Plan;
   /** Unix ms the plan started: its periods are months from here. */
   since: number;
-}
-
-/** A ledger entry as the journal holds it: with its account (a record holds many accounts' entries). */
-export interface JournalEntry extends LedgerEntry {
-  account: string;
 }
 
 /** A state as folded: up to journal position `pos`. */
@@ -169,6 +167,12 @@ export class LedgerView {
   async close(): Promise<void> {
     await this.root.close();
   }
+}
+
+/** The newest journal record, as the head says: its position and token (the head's version). */
+export function headOf(t: BillingTables): { pos: number; token: number } {
+  const e = t.heads.getEntry(HEAD);
+  return { pos: (e?.value as number | undefined) ?? 0, token: e?.version ?? 0 };
 }
 
 /** The position of the newest journal record (0: none). */

@@ -3,13 +3,33 @@
  * random bits, so a fast hash is enough: there is nothing to brute-force).
  *
  * Secret form: `nmg_<43 base64url chars>` (gateway) or `nmb_…` (bearer); the prefix says the door.
+ *
+ * LMDB, in the store (DATA_DIR/lmdb):
+ *   keys        key id → KeyRecord
+ *   keyHashes   sha256(secret), hex → key id
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { KeyRecord, Store } from '../store/index.js';
-import { OPERATOR } from './billing.js';
+import type { Database } from 'lmdb';
+import type { Store } from '../store/index.js';
+import { OPERATOR } from './journal.js';
 import type { Rate } from './products.js';
 
 export type KeyScheme = 'gateway' | 'bearer';
+
+export interface KeyRecord {
+  id: string;
+  scheme: KeyScheme;
+  name: string | null;
+  hash: string;
+  createdAt: number;
+  revokedAt: number | null;
+  /** Bearer: the account it belongs to ('operator' when created without one). Gateway: none. */
+  account?: string | null;
+  /** Products the key may call; null or absent: every product its account subscribes to. */
+  scopes?: string[] | null;
+  /** Gateway keys: requests per window past which they get 429 rate_limited. */
+  rate?: Rate | null;
+}
 
 const PREFIX: Record<KeyScheme, string> = { gateway: 'nmg_', bearer: 'nmb_' };
 
@@ -19,7 +39,13 @@ const hashSecret = (secret: string): string => createHash('sha256').update(secre
 export type KeyInfo = Omit<KeyRecord, 'hash'>;
 
 export class KeyStore {
-  constructor(readonly store: Store) {}
+  readonly #keys: Database<KeyRecord, string>;
+  readonly #hashes: Database<string, string>;
+
+  constructor(readonly store: Store) {
+    this.#keys = store.root.openDB({ name: 'keys' });
+    this.#hashes = store.root.openDB({ name: 'keyHashes' });
+  }
 
   /**
    * A new key. Bearer keys belong to `account` (default: the operator's); gateway keys belong to
@@ -42,22 +68,22 @@ export class KeyStore {
       rate: bearer ? null : (opts.rate ?? null),
     };
     this.store.root.transactionSync(() => {
-      this.store.keys.putSync(id, record);
-      this.store.keyHashes.putSync(hash, id);
+      this.#keys.putSync(id, record);
+      this.#hashes.putSync(hash, id);
     });
     return { id, secret };
   }
 
   list(): KeyInfo[] {
-    return [...this.store.keys.getRange()].map(({ value: { hash: _hash, ...info } }) => info);
+    return [...this.#keys.getRange()].map(({ value: { hash: _hash, ...info } }) => info);
   }
 
   /** Revokes a live key; false when there is no such live key. */
   revoke(id: string): boolean {
     return this.store.root.transactionSync(() => {
-      const k = this.store.keys.get(id);
+      const k = this.#keys.get(id);
       if (!k || k.revokedAt !== null) return false;
-      this.store.keys.putSync(id, { ...k, revokedAt: Date.now() });
+      this.#keys.putSync(id, { ...k, revokedAt: Date.now() });
       return true;
     });
   }
@@ -65,8 +91,8 @@ export class KeyStore {
   /** The live key of this scheme with this secret, or null. */
   verify(secret: string, scheme: KeyScheme): KeyInfo | null {
     if (!secret.startsWith(PREFIX[scheme])) return null;
-    const id = this.store.keyHashes.get(hashSecret(secret));
-    const k = id === undefined ? undefined : this.store.keys.get(id);
+    const id = this.#hashes.get(hashSecret(secret));
+    const k = id === undefined ? undefined : this.#keys.get(id);
     if (!k || k.scheme !== scheme || k.revokedAt !== null) return null;
     const { hash: _hash, ...info } = k;
     return info;

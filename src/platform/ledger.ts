@@ -59,6 +59,11 @@ export interface LedgerEntry {
   note?: string;
 }
 
+/** A ledger entry as the journal holds it: with its account (a record holds many accounts' entries). */
+export interface JournalEntry extends LedgerEntry {
+  account: string;
+}
+
 export const emptyState = (): AccountState => ({ lots: [], seq: 0, usage: {} });
 export const total = (lots: readonly Lot[]): number => lots.reduce((a, l) => a + l.credits, 0);
 export const live = (l: Lot, now: number): boolean => l.expiresAt === null || l.expiresAt > now;

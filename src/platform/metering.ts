@@ -9,8 +9,10 @@
  * only; Bearer keys are charged to their account, or recorded at price 0 for the operator.
  */
 import { AppError } from '../errors.js';
-import type { KeyRecord } from '../store/index.js';
-import { OPERATOR, type Billing, type Charge, type Held } from './billing.js';
+import type { Billing, Charge } from './billing.js';
+import type { Held } from './held-state.js';
+import { OPERATOR } from './journal.js';
+import type { KeyInfo } from './keys.js';
 import { familyOf, formatRate, gatewayPolicy, rateLimitField, ratePolicy, type Product, type RatePolicy } from './products.js';
 import { RateWindows, type RateLimiter } from './rate-limit.js';
 
@@ -50,7 +52,7 @@ export class Metering {
    * product_unavailable, 403 forbidden / not_subscribed, 429 rate_limited (gateway) or
    * quota_exceeded (a plan's cap), each 429 with Retry-After and the RateLimit fields.
    */
-  authorise(key: Omit<KeyRecord, 'hash'>, product: Product): Admission {
+  authorise(key: KeyInfo, product: Product): Admission {
     if (this.options.disabled.has(product)) throw new AppError('product_unavailable', `${product} is not offered by this service`);
     if (key.scopes && !key.scopes.includes(product)) throw new AppError('forbidden', `this key's scope (${key.scopes.join(', ')}) does not include ${product}`);
     if (key.scheme === 'gateway') {

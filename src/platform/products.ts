@@ -1,8 +1,12 @@
 /**
- * What the platform sells (data-platform spec section 8): the products, what a call to each
- * costs, and the plans that set rate limits and, for the marketplace product, the monthly
- * request quota. A pure table: billing, config and the HTTP layer read it.
+ * What the platform sells (data-platform spec section 8): what a call to each product costs,
+ * and the plans that set rate limits and, for the marketplace product, the monthly request
+ * quota. A pure table: billing and the HTTP layer read it. The products and their families are
+ * src/products.ts, which config reads too; they are exported from here as well.
  */
+import { familyOf, PRODUCTS, type Family, type Product } from '../products.js';
+
+export { familyOf, isProduct, PRODUCT_NAMES, PRODUCTS, type Family, type Product } from '../products.js';
 
 /** A rate limit: `quota` requests per `windowS` seconds (a sliding window). */
 export interface Rate {
@@ -10,32 +14,9 @@ export interface Rate {
   windowS: number;
 }
 
-export type Family = 'indexed' | 'live_search' | 'live_page' | 'contacts' | 'marketplace';
-
 /** Credits per call by family (section 8.1); the marketplace is metered by its plan instead. */
 export const FAMILY_CREDITS: Record<Family, number> = { indexed: 1, live_search: 5, live_page: 8, contacts: 10, marketplace: 0 };
 
-export const PRODUCTS = {
-  match: 'indexed',
-  sources: 'indexed',
-  news: 'indexed',
-  jobs: 'indexed',
-  taxonomies: 'indexed',
-  market: 'indexed',
-  web_search: 'live_search',
-  web_news_search: 'live_search',
-  publisher: 'live_page',
-  launches: 'live_page',
-  company_reviews: 'live_page',
-  job_boards: 'live_page',
-  contacts: 'contacts',
-  marketplace: 'marketplace',
-} as const satisfies Record<string, Family>;
-
-export type Product = keyof typeof PRODUCTS;
-export const PRODUCT_NAMES = Object.keys(PRODUCTS) as Product[];
-export const isProduct = (s: string): s is Product => Object.hasOwn(PRODUCTS, s);
-export const familyOf = (p: Product): Family => PRODUCTS[p];
 export const creditsOf = (p: Product): number => FAMILY_CREDITS[PRODUCTS[p]];
 
 /**

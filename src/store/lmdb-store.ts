@@ -13,8 +13,10 @@
  *   timeAll     [event_time, id] → ord                                   (keyset paging, include_edits=true)
  *   timeFirst   [event_time, id] → ord                                   (first revisions only)
  *   sources     name → SourceRecord
- *   keys        key id → KeyRecord;  keyHashes  sha256(secret) → key id
  *   unembedded  ord → true                                               (revisions stored without vectors, to embed)
+ *
+ * The folders with records of their own open their databases on `root` themselves (platform/:
+ * keys.ts, journal.ts; jobs/, ingest/).
  *
  * A revision stored without vectors (text mode off) has no chunks until `attachChunks` gives
  * it labels past every label so far, so labels stay dense and the engine only ever appends.
@@ -45,21 +47,6 @@ export interface SourceRecord {
   articleCount: number;
   /** Unix seconds of the newest revision, or null. */
   lastEventTime: number | null;
-}
-
-export interface KeyRecord {
-  id: string;
-  scheme: 'gateway' | 'bearer';
-  name: string | null;
-  hash: string;
-  createdAt: number;
-  revokedAt: number | null;
-  /** Bearer: the account it belongs to ('operator' when created without one). Gateway: none. */
-  account?: string | null;
-  /** Products the key may call; null or absent: every product its account subscribes to. */
-  scopes?: string[] | null;
-  /** Gateway keys: requests per window past which they get 429 rate_limited. */
-  rate?: { quota: number; windowS: number } | null;
 }
 
 interface ArticleRecord {
@@ -107,8 +94,6 @@ export class Store {
   readonly timeAll: Database<number, [number, string]>;
   readonly timeFirst: Database<number, [number, string]>;
   readonly sources: Database<SourceRecord, string>;
-  readonly keys: Database<KeyRecord, string>;
-  readonly keyHashes: Database<string, string>;
   readonly unembedded: Database<true, number>;
 
   constructor(readonly path: string) {
@@ -124,8 +109,6 @@ export class Store {
     this.timeAll = this.root.openDB({ name: 'timeAll' });
     this.timeFirst = this.root.openDB({ name: 'timeFirst' });
     this.sources = this.root.openDB({ name: 'sources' });
-    this.keys = this.root.openDB({ name: 'keys' });
-    this.keyHashes = this.root.openDB({ name: 'keyHashes' });
     this.unembedded = this.root.openDB({ name: 'unembedded', ...uint });
   }
 
