@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
-/** The `--…` flags before the script in package.json's `start` ("node --x=1 dist/src/cli.js serve"). */
+/** The `--…` flags before the script in package.json's `start` ("node --x=1 dist/src/cli/index.js serve"). */
 function startFlags(): string[] {
   const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/).slice(1);

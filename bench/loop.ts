@@ -257,7 +257,7 @@ if (process.argv[2] === 'serve') {
   await new Promise<void>((res) => out.end(res));
   await row(`newsmatch import of ${revisions} revisions beside it`, async () => {
     const t = performance.now();
-    const cli = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'import', file], {
+    const cli = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/cli/index.ts', import.meta.url)), 'import', file], {
       env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

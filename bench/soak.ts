@@ -1,6 +1,6 @@
 /**
  * A soak (issue 21; not in CI): BENCH_SOAK_MINUTES (default 30) of mixed traffic against the
- * server as users run it (`npm run build`, then `node dist/src/cli.js serve` with INGEST=on),
+ * server as users run it (`npm run build`, then `node dist/src/cli/index.js serve` with INGEST=on),
  * printing its RSS, V8 heap and open descriptors every minute, read from its own /metrics
  * (`process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`, `process_open_fds`) with
  * an operator key. (Served from source under tsx, every worker thread start leaks the tsx
@@ -67,7 +67,7 @@ function metric(text: string, name: string): number {
   // The corpus the server starts with, imported before it opens.
   const first = generateCorpus({ seed: 1, articles: 1500 });
   writeCorpusJsonl(first, path.join(dir, 'corpus-0.jsonl'));
-  const runCli = (args: string[]) => spawnSync(process.execPath, ['dist/src/cli.js', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  const runCli = (args: string[]) => spawnSync(process.execPath, ['dist/src/cli/index.js', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
   const imp = runCli(['import', path.join(dir, 'corpus-0.jsonl')]);
   if (imp.status !== 0) throw new Error(`import: ${imp.stderr}`);
 
@@ -113,7 +113,7 @@ function metric(text: string, name: string): number {
       probe.close(() => resolve(p));
     });
   });
-  const server = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/src/cli.js', 'serve', '--port', String(port)], {
+  const server = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/src/cli/index.js', 'serve', '--port', String(port)], {
     cwd: ROOT,
     env: { ...process.env, ...env, INGEST: 'on', NODE_OPTIONS: '' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -138,7 +138,7 @@ function metric(text: string, name: string): number {
     };
   };
   const ready = { gateway, customer };
-  console.log(`server on ${base} (dist/src/cli.js serve); ${minutes} minutes of mixed traffic`);
+  console.log(`server on ${base} (dist/src/cli/index.js serve); ${minutes} minutes of mixed traffic`);
 
   // Query bodies: topic directions with noise (not stored rows), and far ones.
   const rng = new Rng(7);

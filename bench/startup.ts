@@ -14,7 +14,7 @@ import { Store } from '../src/store/index.js';
 import { benchChunks, benchDataDir, ensureBigCorpus } from './big-corpus.js';
 import { printTable } from './corpus.js';
 
-const CLI = path.resolve('dist/src/cli.js');
+const CLI = path.resolve('dist/src/cli/index.js');
 if (!fs.existsSync(CLI)) throw new Error('run `npm run build` first: this measures the built server');
 
 function key(dataDir: string): string {

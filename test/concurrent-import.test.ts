@@ -15,7 +15,7 @@ import { generateCorpus, writeCorpusJsonl } from './helpers/corpus.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-concurrent-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = ['--import', 'tsx', path.resolve('src/cli/index.ts')];
 
 describe('import while a server runs', () => {
   it('writes records only, and the server serves them on its next request', async () => {

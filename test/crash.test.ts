@@ -16,7 +16,7 @@ import { generateCorpus, writeCorpusJsonl } from './helpers/corpus.js';
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-crash-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
+const CLI = ['--import', 'tsx', path.resolve('src/cli/index.ts')];
 const corpus = generateCorpus({ seed: 99, articles: 900 });
 const file = path.join(root, 'corpus.jsonl');
 writeCorpusJsonl(corpus, file);

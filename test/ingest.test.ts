@@ -678,7 +678,7 @@ describe('kill -9 during `ingest --once`, then again: every item exactly once', 
 
 /** `newsmatch` from source, as helpers/cli.ts runs it, but without blocking: the fixture site is served by this process. */
 function spawnCli(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function cliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {

@@ -106,7 +106,7 @@ describe('the wallet under concurrency', () => {
 
 /** `newsmatch serve` as a child process on a free port; resolves once it listens. */
 async function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--port', '0'], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

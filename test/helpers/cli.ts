@@ -9,7 +9,7 @@ export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..
 export const childEnv = (env: Record<string, string> = {}): NodeJS.ProcessEnv => ({ ...process.env, ...env, NODE_OPTIONS: '' });
 
 export function cli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
     cwd: ROOT,
     env: childEnv(env),
     encoding: 'utf8',

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config.js';
-import { isAppError } from './errors.js';
+import type { Config } from '../config.js';
+import { isAppError } from '../errors.js';
 import {
   Billing,
   formatRate,
@@ -21,10 +21,9 @@ import {
   type LedgerEntry,
   type Plan,
   type Product,
-} from './platform/index.js';
-import { Store } from './store/index.js';
-
-export class UsageError extends Error {}
+} from '../platform/index.js';
+import { Store } from '../store/index.js';
+import { UsageError } from './output.js';
 
 export interface PlatformFlags {
   scheme?: string;
