@@ -2,7 +2,7 @@
  * Recall and speed of vector queries: the native engine (what the service runs) against the
  * exhaustive float32 JS scan (the oracle), in the same process, on BENCH_CHUNKS
  * chunks (default 100,000) and BENCH_QUERIES queries (default 40). Each query's min_score is
- * set so it matches between ~50 and ~3,000 articles, like the spec's guidance table.
+ * set so it matches between ~50 and ~3,000 articles, the range users ask for.
  */
 import fs from 'node:fs';
 import path from 'node:path';

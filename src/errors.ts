@@ -12,7 +12,7 @@ export const catalogue = {
   bad_request: { code: 'invalid_request', status: 400, message: 'The request is malformed (e.g. the body is not valid JSON).' },
   invalid_request: { code: 'invalid_request', status: 422, message: 'A field failed validation.' },
   bad_cursor: { code: 'bad_cursor', status: 400, message: 'The cursor is malformed, was not issued by this service, or was issued for other inputs.' },
-  // a query parameter of the platform's GET endpoints (data-platform spec 7: 400 for every one)
+  // a query parameter of the platform's GET endpoints (400 for every one)
   bad_parameter: { code: 'bad_request', status: 400, message: 'A parameter failed validation.' },
   payload_too_large: { code: 'payload_too_large', status: 413, message: 'The request body is too large.' },
   headers_too_large: { code: 'headers_too_large', status: 431, message: 'The request headers are too large.' },
@@ -20,7 +20,7 @@ export const catalogue = {
   method_not_allowed: { code: 'method_not_allowed', status: 405, message: 'The endpoint does not take this method; see the Allow header.' },
   unsupported_media_type: { code: 'unsupported_media_type', status: 415, message: 'Send the body as application/json.' },
   not_found: { code: 'not_found', status: 404, message: 'No such endpoint.' },
-  // auth, plans and metering (data-platform spec 7)
+  // auth, plans and metering
   unauthorized: { code: 'unauthorized', status: 401, message: 'Missing or invalid key.' },
   forbidden: { code: 'forbidden', status: 403, message: 'This key cannot call this product or engine.' },
   not_subscribed: { code: 'not_subscribed', status: 403, message: 'The account does not subscribe to this product.' },
@@ -38,7 +38,7 @@ export const catalogue = {
   empty_query: { code: 'empty_query', status: 400, message: 'The query has nothing searchable once normalised (no letters or digits, or only excluded terms).' },
   unknown_source: { code: 'unknown_source', status: 400, message: 'A source name is not in GET /v1/sources.' },
   unknown_skill: { code: 'unknown_skill', status: 400, message: 'A skill is not in the reviewed vocabulary (GET /v1/taxonomies/skills).' },
-  // live scrapes (data-platform spec 4.4, 7)
+  // live scrapes
   locked_parameter: { code: 'locked_parameter', status: 400, message: 'A parameter this endpoint does not take was sent (limit or cursor on a live scrape).' },
   scrape_failed: { code: 'scrape_failed', status: 502, message: 'The live page could not be fetched or parsed.' },
   timeout: { code: 'timeout', status: 504, message: 'The live scrape exceeded its deadline.' },
@@ -52,7 +52,7 @@ export const catalogue = {
 
 export type ErrorName = keyof typeof catalogue;
 
-/** An error with a catalogue entry; the HTTP layer turns it into the error body of spec 2.4. */
+/** An error with a catalogue entry; the HTTP layer turns it into the error body (README, "Errors"). */
 export class AppError extends Error {
   readonly name = 'AppError';
   readonly code: string;

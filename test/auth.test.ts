@@ -1,5 +1,5 @@
 /**
- * Authentication (spec section 5, decisions.md): the gateway door (X-Gateway-Key +
+ * Authentication (README, "Security"): the gateway door (X-Gateway-Key +
  * X-Gateway-Host), the Bearer door, revocation; X-Request-ID on every response; the 404 body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

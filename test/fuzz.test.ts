@@ -1,7 +1,7 @@
 /**
  * 500 seeded malformed requests to POST /v1/match: random JSON values, wrong types per field,
  * huge numbers, nested junk, random bytes as the raw body, wrong content types. No request
- * input may produce a 5xx (decisions.md: a 500 is a bug); every non-200 answer is a JSON
+ * input may produce a 5xx (a 500 is a bug); every non-200 answer is a JSON
  * error body with string `error`, `message` and `detail`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Cursors: stateless keyset paging, signed and bound to every input but `limit`
- * (decisions.md). Tampered, invented, foreign or re-used-with-other-input cursors are
+ * (src/cursor/cursor.ts). Tampered, invented, foreign or re-used-with-other-input cursors are
  * 400 bad_cursor (rule 8); a cursor with relevance is 422 cursor_requires_time_order (rule 7).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Every error of POST /v1/match (spec section 7 and decisions.md) with its status and whole
+ * Every error of POST /v1/match (README, "Errors") with its status and whole
  * body: request validation (rule 9 and the strict types), text mode off (rule 13) and
  * too_many_matches (rule 5) with MATCH_MAX_MATCHES set low.
  */

@@ -1,5 +1,5 @@
 /**
- * The platform, black box (data-platform spec 5, 7, 8): accounts, keys and plans made with the
+ * The platform, black box (README, "Accounts, keys, credits and plans"): accounts, keys and plans made with the
  * CLI, then every metered call over HTTP (app.inject): who is charged and how much, the
  * rate caps with their IETF RateLimit fields, refunds, an empty wallet, Idempotency-Key,
  * product_unavailable and overloaded. The service runs on a clock the tests move, so no

@@ -1,4 +1,4 @@
-/** GET /v1/sources: the shape decided in decisions.md, against the generated corpus. */
+/** GET /v1/sources: the shape the README shows, against the generated corpus. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoSecond, type Corpus } from './helpers/corpus.js';
 import { MEDIUM, EVENT_TIME, expectError, startHarness, type Harness } from './helpers/service.js';

@@ -1,5 +1,5 @@
 /**
- * The two doors (decisions.md): the gateway door (`X-Gateway-Key` + `X-Gateway-Host`, the host
+ * The two doors (README, "Security"): the gateway door (`X-Gateway-Key` + `X-Gateway-Host`, the host
  * equal to GATEWAY_HOST) and the Bearer door (`Authorization: Bearer <key>`).
  */
 import type { FastifyRequest } from 'fastify';

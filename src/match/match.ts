@@ -1,6 +1,6 @@
 /**
- * POST /v1/match, as a pure function of the validated request body: the rules of spec 4.1
- * and decisions.md. The HTTP layer has already checked types and ranges with the schema.
+ * POST /v1/match, as a pure function of the validated request body (README, "Query" and
+ * "Search: how a query is answered"). The HTTP layer has already checked types and ranges with the schema.
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
@@ -13,7 +13,7 @@ import type { CachedRow, PageCache } from './page-cache.js';
 
 export const MODEL = 'bge-m3';
 
-/** The request body of spec 2.1. */
+/** The request body (the route's schema in http/routes/match.ts). */
 export interface MatchRequest {
   model?: string;
   vector?: number[];

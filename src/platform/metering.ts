@@ -1,6 +1,6 @@
 /**
  * The metering path every metered endpoint takes, as a core the HTTP layer calls in order
- * (data-platform spec 5, 7, 8):
+ * (README, "Accounts, keys, credits and plans"):
  *
  *   authenticate (http/auth.ts) → authorise → rate limit → validate (the route schema)
  *   → admit (per-process concurrency) → charge → handler → refund on 400/422/5xx

@@ -1,5 +1,5 @@
 /**
- * What the platform sells (data-platform spec section 8): what a call to each product costs,
+ * What the platform sells (README, "Accounts, keys, credits and plans"): what a call to each product costs,
  * and the plans that set rate limits and, for the marketplace product, the monthly request
  * quota. A pure table: billing and the HTTP layer read it. The products and their families are
  * src/products.ts, which config reads too; they are exported from here as well.

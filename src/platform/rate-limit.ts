@@ -1,5 +1,5 @@
 /**
- * Sliding-window rate limits, per process (the spec's limits are per plan; one process serves
+ * Sliding-window rate limits, per process (the limits are per plan; one process serves
  * the API). A window of `quota` requests per `windowS` seconds keeps the times of the last
  * `quota` admitted requests, so it is exact (no burst of 2× at a fixed window's edge) and
  * costs `quota` numbers per limited party, in a ring. What it answers is what the IETF

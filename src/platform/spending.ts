@@ -4,7 +4,7 @@
  * commit), or throws an AppError before it records anything. Billing runs them on a working
  * state in memory (a call) or on one read from LMDB inside a transaction (the CLI).
  *
- * Spending order (decisions.md): subscription credits (soonest expiry first), then the free
+ * Spending order (README, "Accounts, keys, credits and plans"): subscription credits (soonest expiry first), then the free
  * grant, then purchased credits, which never expire.
  */
 import { AppError } from '../errors.js';

@@ -1,4 +1,4 @@
-/** Query parameters that identify a campaign or a click, not a page (decisions.md: article identity). */
+/** Query parameters that identify a campaign or a click, not a page (an article is its canonical URL: the same page under two campaign tags is one article). */
 const TRACKING = /^(utm_.*|fbclid|gclid|dclid|gbraid|wbraid|msclkid|mc_cid|mc_eid|igshid|yclid|_hsenc|_hsmktracking|mkt_tok|ocid|cmpid|smid|sr_share)$/i;
 
 /**

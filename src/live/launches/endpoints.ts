@@ -1,5 +1,5 @@
 /**
- * Launch listings (data-platform spec 4.2, 8 credits each): the listing site's daily
+ * Launch listings (8 credits each): the listing site's daily
  * leaderboard (today is the site's Pacific-time day, or `date=YYYY-MM-DD` for a past one),
  * filtered by `q` on name, tagline, slug or topic; and one launch's page by slug, 404
  * not_found when the site has none. The launched product's own site is never read.

@@ -1,5 +1,5 @@
 /**
- * The marketplace best-sellers page (data-platform spec 4.3 `GET /v1/bestsellers`: one page of
+ * The marketplace best-sellers page (`GET /v1/bestsellers`: one page of
  * 30 ranked products, 2 pages per category, plus the category's subcategories; 8.3).
  *
  * Layout (zg-grid / p13n, 2022 amazon.com and amazon.de captures, test/fixtures/pages/PROVENANCE.md):
@@ -43,7 +43,7 @@ export interface BestsellersPage {
 const ITEM = 'div#gridItemRoot, div[id="gridItemRoot"]';
 const RECS = '[data-client-recs-list]';
 const ASIN = /^[A-Z0-9]{10}$/;
-/** Products a best-sellers page shows (spec 8.3). */
+/** Products a best-sellers page shows. */
 const PER_PAGE = 30;
 
 /**
@@ -69,7 +69,7 @@ export function parseBestsellers(html: string, ctx: PageContext): BestsellersPag
   } else {
     // The grid's items are not in the markup (rendered client-side): the recs list still ranks
     // them, ids only. It lists 50 (the page renders 30 of them, the rest load on scroll): the
-    // first 30, as the page shows (spec 4.3, 8.3).
+    // first 30, as the page shows.
     items = recs.list.slice(0, PER_PAGE).map((r) => ({
       rank: r.rank,
       asin: r.asin,

@@ -1,5 +1,5 @@
 /**
- * The marketplace's categories (spec 4.3 `/v1/categories`). The top-level departments are the
+ * The marketplace's categories (`/v1/categories`). The top-level departments are the
  * options of the search box's department menu, which every page of the site carries in its
  * header; a node's children are the subcategories of its best-sellers page (bestsellers.ts).
  */

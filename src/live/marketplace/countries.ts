@@ -1,5 +1,5 @@
 /**
- * The marketplace countries of data-platform spec 4.1: each sets the site domain, the
+ * The marketplace countries (README, "Live scrapes: the marketplace family"): each sets the site domain, the
  * currency prices are read in, and how that site writes a price.
  */
 
@@ -12,7 +12,7 @@ export interface Marketplace {
   domain: string;
   /** ISO 4217. */
   currency: string;
-  /** Conditions the site offers as a search filter (spec 4.1: another one is 400). */
+  /** Conditions the site offers as a search filter (another one is 400). */
   conditions: readonly ('new' | 'used' | 'renewed')[];
   /** A postal code the site accepts for a delivery location, as a pattern. */
   zip: RegExp;

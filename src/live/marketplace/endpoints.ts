@@ -1,5 +1,5 @@
 /**
- * The marketplace family (engine=marketplace, data-platform spec 4.1 and 4.3) as live
+ * The marketplace family (engine=marketplace) as live
  * endpoints: each builds the public page's URL on the country's site (MARKETPLACE_BASE_URL,
  * `{domain}` / `{country}` filled in), reads it in the call's session and parses it.
  *

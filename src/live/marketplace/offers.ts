@@ -1,5 +1,5 @@
 /**
- * The offers of a product (spec 4.3 `/v1/product/offers`): each offer's condition, price,
+ * The offers of a product (`/v1/product/offers`): each offer's condition, price,
  * delivery, where it ships from, its Prime and FBA flags, and the seller with its rating.
  *
  * Two layouts, told apart by their markers:

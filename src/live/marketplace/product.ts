@@ -1,5 +1,5 @@
 /**
- * The marketplace product page (data-platform spec 4.3): `GET /v1/product` reads price,
+ * The marketplace product page : `GET /v1/product` reads price,
  * availability, gallery, bullets, description, breadcrumb categories, best-sellers rank,
  * specification tables, identifiers, variants and book formats from one detail page;
  * `GET /v1/product/reviews` reads the reviews the page shows without sign-in (usually 8 to 13).

@@ -1,5 +1,5 @@
 /**
- * The marketplace search results page (data-platform spec 2.2 result cards): every
+ * The marketplace search results page (result cards: types.ts): every
  * `div[data-component-type="s-search-result"][data-asin]` card becomes a `Card`, in page order.
  * The seller storefront (a search filtered by `me=<seller>`) uses the same card markup.
  *

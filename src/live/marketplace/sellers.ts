@@ -1,5 +1,5 @@
 /**
- * A seller's public profile (spec 4.3 `/v1/seller`), and the readers of a seller's rating that
+ * A seller's public profile (`/v1/seller`), and the readers of a seller's rating that
  * the offers parser (offers.ts) shares.
  *
  * No real capture of the profile page (`/sp?seller=`) exists: the only real seller page is a

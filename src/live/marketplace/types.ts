@@ -1,6 +1,6 @@
-/** Records the marketplace parsers return (data-platform spec 2.2 for result cards). */
+/** Records the marketplace parsers return. */
 
-/** A search or storefront result card, spec 2.2. */
+/** A search or storefront result card. */
 export interface Card {
   position: number;
   asin: string;
