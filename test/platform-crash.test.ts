@@ -1,5 +1,5 @@
 /**
- * The wallet under load and across a crash : calls racing for the last
+ * The wallet under load and across a crash: calls racing for the last
  * credits are each charged once and never past the balance; a server killed with SIGKILL while
  * it charges loses no acknowledged debit, and the ledger still sums to the balance.
  */
