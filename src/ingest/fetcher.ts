@@ -9,7 +9,7 @@
  * of src/net and reaches public addresses only. With INGEST_ALLOW_PRIVATE, `privateFeeds`
  * names the operator's feed URLs, and their hosts (host and port) may be private too.
  */
-import { Limit } from '../limit.js';
+import { Limit } from '../net/limit.js';
 import { robotsParser } from '../live/robots.js';
 import { isBlocked, Outbound } from '../net/index.js';
 import type { Validators } from './outlets.js';
