@@ -14,8 +14,9 @@ import { liveEngines, type LiveEngines } from './live/engines.js';
 import { ParsePool } from './live/parse-pool.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
-import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
+import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
+import { HttpClient, politePolling } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
@@ -229,7 +230,7 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
   return new Poller({
     store,
     outlets,
-    fetcher: new Fetcher({
+    fetcher: new HttpClient(politePolling({
       timeoutMs: config.ingestTimeoutMs,
       maxBytes: config.ingestMaxBytes,
       maxRedirects: config.ingestMaxRedirects,
@@ -237,7 +238,7 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
       concurrency: config.ingestConcurrency,
       // INGEST_ALLOW_PRIVATE: the hosts of the outlets' own feed URLs may be private; nothing else.
       privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
-    }),
+    })),
     log,
     revisitHours: config.ingestRevisitHours,
     embed: embedder ? (docs) => embedder.embedDocs(docs, chunkSettings(config)) : undefined,
