@@ -9,14 +9,13 @@ import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { LiveFetcher } from './live/fetch.js';
 import { liveEngines, type LiveEngines } from './live/engines.js';
 import { ParsePool } from './live/parse-pool.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec, PageCache, type MatchDeps } from './match/index.js';
-import { HttpClient, politePolling } from './net/index.js';
+import { HttpClient, liveScraping, politePolling } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
@@ -47,7 +46,7 @@ export interface Service extends MatchDeps {
   jobsIndex: JobsIndex;
   vocabulary: Vocabulary;
   /** Live scrapes: the page reader (deadline, proxy, cookies) and every engine. */
-  live: LiveFetcher;
+  live: HttpClient;
   engines: LiveEngines;
   parsers: ParsePool;
   /** The polled outlets and their state. */
@@ -102,7 +101,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
-  const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
+  const live = new HttpClient(liveScraping({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' }));
   const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock, log);
