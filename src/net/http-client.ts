@@ -109,25 +109,26 @@ export class HttpClient {
    * a body over the cap, a blocked target, a redirect past the limit or off the site, robots.txt
    * (where enforced) and the deadline each throw the policy's error.
    */
-  async get(url: string, read: GetOptions = {}): Promise<Page> {
-    try {
-      return await this.#get(url, read, true);
-    } catch (e) {
-      throw e instanceof ReadFailed ? this.policy.error(e.failure) : e;
-    }
+  get(url: string, read: GetOptions = {}): Promise<Page> {
+    return this.#worded(this.#get(url, read, true));
   }
 
   /** The robots.txt rules of `origin`, read now (with a call's deadline and cookies), as the policy reads them. */
-  async robots(origin: string, read: Pick<GetOptions, 'signal' | 'jar' | 'untrusted'> = {}): Promise<Robots> {
-    try {
-      return await this.#readRobots(origin, read);
-    } catch (e) {
-      throw e instanceof ReadFailed ? this.policy.error(e.failure) : e;
-    }
+  robots(origin: string, read: Pick<GetOptions, 'signal' | 'jar' | 'untrusted'> = {}): Promise<Robots> {
+    return this.#worded(this.#readRobots(origin, read));
   }
 
   async close(): Promise<void> {
     await this.#net.close();
+  }
+
+  /** `p`, its failure in the policy's words. */
+  async #worded<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (e) {
+      throw e instanceof ReadFailed ? this.policy.error(e.failure) : e;
+    }
   }
 
   async #get(url: string, read: GetOptions, checkRobots: boolean): Promise<Page> {
