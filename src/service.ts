@@ -9,14 +9,14 @@ import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { LiveFetcher } from './live/fetch.js';
 import { liveEngines, type LiveEngines } from './live/engines.js';
 import { ParsePool } from './live/parse-pool.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
-import { Fetcher, importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
+import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec } from './cursor/index.js';
 import { PageCache, type MatchDeps } from './match/index.js';
+import { HttpClient, liveScraping, politePolling } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
@@ -47,7 +47,7 @@ export interface Service extends MatchDeps {
   jobsIndex: JobsIndex;
   vocabulary: Vocabulary;
   /** Live scrapes: the page reader (deadline, proxy, cookies) and every engine. */
-  live: LiveFetcher;
+  live: HttpClient;
   engines: LiveEngines;
   parsers: ParsePool;
   /** The polled outlets and their state. */
@@ -102,7 +102,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
-  const live = new LiveFetcher({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' });
+  const live = new HttpClient(liveScraping({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' }));
   const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock, log);
@@ -230,7 +230,7 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
   return new Poller({
     store,
     outlets,
-    fetcher: new Fetcher({
+    fetcher: new HttpClient(politePolling({
       timeoutMs: config.ingestTimeoutMs,
       maxBytes: config.ingestMaxBytes,
       maxRedirects: config.ingestMaxRedirects,
@@ -238,7 +238,7 @@ export function createPoller(config: Config, store: Store, outlets: Outlets, emb
       concurrency: config.ingestConcurrency,
       // INGEST_ALLOW_PRIVATE: the hosts of the outlets' own feed URLs may be private; nothing else.
       privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
-    }),
+    })),
     log,
     revisitHours: config.ingestRevisitHours,
     embed: embedder ? (docs) => embedder.embedDocs(docs, chunkSettings(config)) : undefined,

@@ -14,7 +14,8 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fetcher, Poller } from '../src/ingest/index.js';
+import { Poller } from '../src/ingest/index.js';
+import { HttpClient, politePolling } from '../src/net/index.js';
 import { rss2, RSS } from './helpers/feed-server.js';
 import { startHarness, type Harness } from './helpers/service.js';
 
@@ -72,14 +73,14 @@ describe('the feed poller (finding 1)', () => {
     expect(config.ingestAllowPrivate).toBe('on');
     outlets.add({ name: 'Inside Desk', homepage: `${feed.base}/`, feeds: [`${feed.base}/feed.xml`], fetchArticles: true, interval: '5m' });
     // As service.ts wires the setting: the outlets' feed URLs name the hosts that may be private.
-    const fetcher = new Fetcher({
+    const fetcher = new HttpClient(politePolling({
       timeoutMs: 5000,
       maxBytes: 1_048_576,
       maxRedirects: 5,
       userAgent: 'newsmatch-test',
       concurrency: 2,
       privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
-    });
+    }));
     const poller = new Poller({ store, outlets, fetcher, log: pino({ level: 'silent' }), revisitHours: 48 });
     try {
       const [report] = await poller.round({ force: true });

@@ -5,10 +5,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { HttpClient, Page } from '../net/index.js';
 import { Store } from '../store/index.js';
 import { extractArticle } from './extract.js';
 import { FeedError, parseFeed } from './feed.js';
-import type { Fetcher, FetchResult } from './fetcher.js';
 import { Outlets } from './outlets.js';
 import { IngestParsePool } from './parse-pool.js';
 import { Poller } from './poller.js';
@@ -65,12 +65,12 @@ describe('Poller: pages are extracted off the event loop', () => {
     const outlets = new Outlets(store);
     outlets.add({ name: 'AP Desk', homepage: 'https://apnews.example/', feeds: ['https://apnews.example/rss'], fetchArticles: true });
     const fetcher = {
-      async get(url: string): Promise<FetchResult> {
+      async get(url: string): Promise<Partial<Page>> {
         const body = url.endsWith('/rss') ? FEED : AP;
         return { status: 200, url, body, contentType: url.endsWith('/rss') ? 'application/rss+xml' : HTML, validators: { etag: null, lastModified: null } };
       },
       async close() {},
-    } as unknown as Fetcher;
+    } as unknown as HttpClient;
     // Worker threads load their own copy of Readability: this spy sees the main thread's parses only.
     const parse = vi.spyOn(Readability.prototype, 'parse');
     const poller = new Poller({ store, outlets, fetcher, log: pino({ level: 'silent' }), revisitHours: 48, now: () => NOW, parseThreads });

@@ -13,9 +13,9 @@
  */
 import type { Logger } from 'pino';
 import { textOf } from '../embed/index.js';
+import { FetchError, type HttpClient } from '../net/index.js';
 import { contentHash, type RevisionChunk, type RevisionInput, type Store } from '../store/index.js';
 import type { FeedItem } from './feed.js';
-import { FetchError, type Fetcher } from './fetcher.js';
 import type { OutletRecord, Outlets, Validators } from './outlets.js';
 import { IngestParsePool } from './parse-pool.js';
 
@@ -24,7 +24,8 @@ export { decodeHtml } from './extract.js';
 export interface PollerOptions {
   store: Store;
   outlets: Outlets;
-  fetcher: Fetcher;
+  /** The one HTTP client, under the polite polling policy. */
+  fetcher: HttpClient;
   log: Logger;
   revisitHours: number;
   /** Chunks and embeds new revisions (text mode on); absent: they are stored without vectors. */
@@ -141,7 +142,7 @@ export class Poller {
     const { store, outlets, fetcher } = this.o;
     const now = this.#now();
     const state = outlets.validators.get(feedUrl) as FeedState | undefined;
-    const res = await fetcher.get(feedUrl, state);
+    const res = await fetcher.get(feedUrl, { validators: state });
     let items: { url: string; title?: string; snippet?: string; publishedAt: number }[];
     let listed: FeedItem[] | null = null;
     if (res.status === 304) {
@@ -215,7 +216,7 @@ export class Poller {
     const validators: [string, Validators][] = [];
     const young = now - item.publishedAt < this.o.revisitHours * 3600;
     if (outlet.fetchArticles && (!latest || young)) {
-      const page = await fetcher.get(item.url, latest ? outlets.validators.get(item.url) : null);
+      const page = await fetcher.get(item.url, { validators: latest ? outlets.validators.get(item.url) : null });
       report.pagesFetched++;
       if (page.status === 200) {
         const extracted = await this.#parsers.page(page.body, page.contentType, page.url);

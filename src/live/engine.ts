@@ -14,7 +14,7 @@
  */
 import { AppError } from '../errors.js';
 import { bool, int, num, oneOf, text } from '../params.js';
-import { CookieJar, type GetOptions, type LiveFetcher, type Page } from './fetch.js';
+import { CookieJar, type GetOptions, type HttpClient, type Page, type Robots } from '../net/index.js';
 import { ScrapeError } from './page.js';
 import type { ParsePool } from './parse-pool.js';
 
@@ -42,9 +42,10 @@ export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
   run(q: Q, call: LiveCall): Promise<R[] | { results: R[]; extra: Record<string, unknown> }>;
 }
 
-/** What `run` reads pages with (the call's deadline and cookie jar applied to every request) and parses them with (off the event loop). */
+/** What `run` reads pages and robots.txt with (the call's deadline and cookie jar applied to every request) and parses them with (off the event loop). */
 export interface LiveCall {
   get(url: string, opts?: GetOptions): Promise<Page>;
+  robots(origin: string, opts?: Pick<GetOptions, 'untrusted'>): Promise<Robots>;
   parse: ParsePool['run'];
   jar: CookieJar;
 }
@@ -63,7 +64,7 @@ const LOCKED = ['limit', 'cursor'];
 
 export const bad = (message: string) => new AppError('bad_parameter', message);
 
-export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, raw: Record<string, string | undefined>, fetcher: LiveFetcher, parsers: ParsePool): Promise<Envelope<R>> {
+export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, raw: Record<string, string | undefined>, fetcher: HttpClient, parsers: ParsePool): Promise<Envelope<R>> {
   for (const name of LOCKED) {
     if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
   }
@@ -84,7 +85,12 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
 
   const signal = fetcher.deadline();
   const jar = new CookieJar();
-  const call: LiveCall = { jar, get: (url, opts = {}) => fetcher.get(url, { ...opts, signal, jar }), parse: (name, ...args) => parsers.run(name, ...args) };
+  const call: LiveCall = {
+    jar,
+    get: (url, opts = {}) => fetcher.get(url, { ...opts, signal, jar }),
+    robots: (origin, opts = {}) => fetcher.robots(origin, { ...opts, signal, jar }),
+    parse: (name, ...args) => parsers.run(name, ...args),
+  };
   let out: R[] | { results: R[]; extra: Record<string, unknown> };
   try {
     out = await endpoint.run(q, call);

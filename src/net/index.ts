@@ -1,3 +1,6 @@
 export { addressRange, isPublicAddress } from './address.js';
+export { CookieJar } from './cookies.js';
 export { isBlocked, type Lookup } from './guard.js';
-export { Outbound, type OutboundOptions, type SendOptions } from './client.js';
+export { HttpClient, type GetOptions, type Page, type Validators } from './http-client.js';
+export { FetchError, liveScraping, politePolling, type Policy } from './policies.js';
+export type { Robots } from './robots.js';

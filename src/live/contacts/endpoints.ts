@@ -8,7 +8,6 @@
  */
 import { AppError } from '../../errors.js';
 import { patternParam, required, type LiveCall, type LiveEndpoint } from '../engine.js';
-import { Robots } from '../robots.js';
 import type { CountryCode, PageContacts } from './extract.js';
 
 export interface ContactItem {
@@ -35,9 +34,6 @@ export interface ContactsOptions {
   maxPages: number;
   pageBytes: number;
 }
-
-const ROBOTS_BYTES = 512 * 1024;
-const ROBOTS_AGENT = 'newsmatch';
 
 /** A host name (IDN allowed, stored as punycode) with an optional port; no scheme or path. */
 const DOMAIN = /^(?=.{1,253}(:|$))([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$/;
@@ -74,10 +70,11 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
   };
   const done = () => ({ results: [...found.values()], extra: { domain, pages } });
 
-  const robots = await Robots.read(call, origin, ROBOTS_BYTES);
+  // A site that cannot be reached at all fails the call (502), rather than reading as "disallowed".
+  const robots = await call.robots(origin, { untrusted: true });
   /** Reads one page and collects its contacts; the home page's (null for another page) gives its hints and links. */
   const read = async (url: string, home: { hints: CountryCode[] } | null): Promise<{ hints: CountryCode[]; links: string[] } | null> => {
-    const refusal = robots.refusal(url, ROBOTS_AGENT);
+    const refusal = robots.refusal(url);
     if (refusal) {
       pages.push({ url, status: 'disallowed', detail: refusal });
       return null;

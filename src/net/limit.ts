@@ -20,3 +20,18 @@ export class Limit {
     }
   }
 }
+
+/** One call of `run` at a time per key (a host), in order of arrival; a key with nothing queued is forgotten. */
+export class OnePerKey {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, f: () => Promise<T>): Promise<T> {
+    const run = (this.#tails.get(key) ?? Promise.resolve()).then(f, f);
+    const tail = run.catch(() => undefined);
+    this.#tails.set(key, tail);
+    void tail.then(() => {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+    return run;
+  }
+}

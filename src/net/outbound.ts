@@ -1,7 +1,8 @@
 /**
- * The one outbound HTTP client: every request the service makes to a URL it did not write
- * itself goes through `Outbound.send`, which refuses targets that are not public addresses
- * unless the request says it may reach them (an operator's own host).
+ * The guarded request under the one HTTP client (http-client.ts): every request the service
+ * makes to a URL it did not write itself goes through `Outbound.send`, which refuses targets
+ * that are not public addresses unless the request says it may reach them (an operator's own
+ * host).
  *
  * - Direct: the connection's own dns lookup is the guarded one (guard.ts), so the address
  *   checked is the address connected to; an IP literal, which never reaches a lookup, is

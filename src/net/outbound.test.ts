@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Outbound } from './client.js';
+import { Outbound } from './outbound.js';
 import { isBlocked, type Lookup } from './guard.js';
 
 /** What the loopback web server was asked: Host header and path. */

@@ -1,0 +1,290 @@
+/**
+ * The one outbound HTTP client. Every read of a site the service does not run goes through
+ * `HttpClient.get`, under a policy (policies.ts: polite polling, live scraping); the
+ * mechanics are the same for both:
+ *
+ * - redirects are followed here, each hop a new guarded request (outbound.ts: the address is
+ *   checked where the socket connects, or before the proxy's CONNECT), counted against the
+ *   policy's limit, kept on the site where the policy says so, and checked against robots.txt
+ *   where the policy enforces it; after a redirect a POST becomes a GET. (undici's redirect
+ *   interceptor follows a hop inside the dispatcher, where neither the robots check, the
+ *   per-host queue, the proxy's checked CONNECT nor the cookie jar would see it.)
+ * - each request has the policy's deadline from when it leaves the queue; a call that reads
+ *   several pages passes one deadline for all of them (`deadline()`);
+ * - a body over the cap, declared or streamed, fails the read, unless the read asks for it cut;
+ *   the body is kept as bytes and decoded as UTF-8 text on demand (`html`);
+ * - at most `concurrency` requests in flight and one at a time per host (limit.ts);
+ * - robots.txt (robots.ts) is read through this same client, under the same policy;
+ * - a call's cookie jar (cookies.ts) is sent with every request and takes every answer's
+ *   cookies, redirects included.
+ *
+ * Failures are worded by the policy (`policy.error`): the catalogue's codes for live scrapes,
+ * FetchError for the poller.
+ */
+import type { Dispatcher } from 'undici';
+import type { CookieJar } from './cookies.js';
+import { isBlocked } from './guard.js';
+import { Limit, OnePerKey } from './limit.js';
+import { Outbound } from './outbound.js';
+import type { Failure, Policy } from './policies.js';
+import { Robots, ROBOTS_MAX_BYTES } from './robots.js';
+
+/** A conditional GET's validators: the ETag and Last-Modified of the copy held. */
+export interface Validators {
+  etag: string | null;
+  lastModified: string | null;
+}
+
+/** How one read goes beyond the policy's defaults. */
+export interface GetOptions {
+  method?: 'GET' | 'POST';
+  body?: string;
+  contentType?: string;
+  /** A 404 is a page (the caller tells "not found" from a failure), not a throw. */
+  accept404?: boolean;
+  /** Any final status is a page, not a throw (robots.txt: 4xx means no rules). */
+  anyStatus?: boolean;
+  /** Read at most this many bytes and keep them, instead of failing over the policy's cap. */
+  cutAt?: number;
+  /** A redirect off the site is answered as a page with `redirectedTo`, not a throw. */
+  offSite?: 'stop';
+  /** A live call's caller named this URL: the policy says whether it may reach private addresses. */
+  untrusted?: boolean;
+  /** Conditional GET: the first request carries these (If-None-Match, If-Modified-Since). */
+  validators?: Partial<Validators> | null;
+  /** A whole call's deadline (`deadline()`), beside each request's own. */
+  signal?: AbortSignal;
+  /** A call's cookies: sent with every request; every answer's Set-Cookie is taken. */
+  jar?: CookieJar;
+}
+
+export interface Page {
+  /** Where the body came from, redirects followed. */
+  url: string;
+  status: number;
+  body: Uint8Array;
+  /** The body as UTF-8 (decoded when first read; a cut may split a sequence, whose tail the decoder replaces). */
+  readonly html: string;
+  contentType: string | null;
+  /** This answer's validators, for the next conditional GET. */
+  validators: Validators;
+  /** Set when `cutAt` stopped the read: the body is its first `cutAt` bytes. */
+  truncated?: boolean;
+  /** Set when `offSite: 'stop'` stopped at a redirect off the site: where it pointed. */
+  redirectedTo?: string;
+}
+
+/** One site: the same host, a leading `www.` aside (example.com and www.example.com). */
+const sameSite = (a: URL, b: URL): boolean => a.host.replace(/^www\./, '') === b.host.replace(/^www\./, '');
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A failure inside the client, worded by the policy only where it leaves (`get`, `robots`). */
+class ReadFailed extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.reason, { cause: failure.cause });
+  }
+}
+
+type Where = { url: string; at: string; hop: number };
+
+export class HttpClient {
+  readonly #net: Outbound;
+  readonly #limit: Limit | null;
+  readonly #perHost = new OnePerKey();
+  readonly #robots = new Map<string, { at: number; robots: Promise<Robots> }>();
+
+  constructor(readonly policy: Policy) {
+    this.#net = new Outbound({ timeoutMs: policy.timeoutMs, proxyUrl: policy.proxyUrl });
+    this.#limit = policy.concurrency ? new Limit(policy.concurrency) : null;
+  }
+
+  /** A deadline for one call: pass it as `signal` to every read of the call. */
+  deadline(): AbortSignal {
+    return AbortSignal.timeout(this.policy.timeoutMs);
+  }
+
+  /**
+   * Reads `url`, following redirects. A final status the policy does not accept (nor the read),
+   * a body over the cap, a blocked target, a redirect past the limit or off the site, robots.txt
+   * (where enforced) and the deadline each throw the policy's error.
+   */
+  get(url: string, read: GetOptions = {}): Promise<Page> {
+    return this.#worded(this.#get(url, read, true));
+  }
+
+  /** The robots.txt rules of `origin`, read now (with a call's deadline and cookies), as the policy reads them. */
+  robots(origin: string, read: Pick<GetOptions, 'signal' | 'jar' | 'untrusted'> = {}): Promise<Robots> {
+    return this.#worded(this.#readRobots(origin, read));
+  }
+
+  async close(): Promise<void> {
+    await this.#net.close();
+  }
+
+  /** `p`, its failure in the policy's words. */
+  async #worded<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (e) {
+      throw e instanceof ReadFailed ? this.policy.error(e.failure) : e;
+    }
+  }
+
+  async #get(url: string, read: GetOptions, checkRobots: boolean): Promise<Page> {
+    const { maxRedirects, sameSiteRedirects } = this.policy;
+    let at = url;
+    for (let hop = 0; ; hop++) {
+      const where = { url, at, hop };
+      if (checkRobots && this.policy.robots.everyRequest) await this.#allowed(where);
+      const r = await this.#queued(new URL(at).host, () => this.#once(read, where));
+      if ('page' in r) return r.page;
+      const next = new URL(r.location);
+      if (hop >= maxRedirects) throw new ReadFailed({ reason: 'redirects', ...where });
+      if (sameSiteRedirects && !sameSite(next, new URL(url))) {
+        if (read.offSite === 'stop') return page(at, r.status, Buffer.alloc(0), () => null, { redirectedTo: next.href });
+        throw new ReadFailed({ reason: 'off_site', to: next.host, ...where });
+      }
+      at = next.href;
+      read = { ...read, method: 'GET', body: undefined, contentType: undefined, validators: null };
+    }
+  }
+
+  /** One request, redirects not followed: the page, or where it redirects to. */
+  async #once(read: GetOptions, where: Where): Promise<{ page: Page } | { location: string; status: number }> {
+    const { at } = where;
+    const own = AbortSignal.timeout(this.policy.timeoutMs);
+    const signal = read.signal ? AbortSignal.any([read.signal, own]) : own;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.#net.send(at, { method: read.method ?? 'GET', body: read.body, signal, headers: this.#headers(read), allowPrivate: this.policy.mayBePrivate(new URL(at), read.untrusted === true) });
+    } catch (e) {
+      throw failed(e, signal, where, 'connect');
+    }
+    read.jar?.take(res.headers['set-cookie']);
+    const header = (name: string): string | null => {
+      const v = res.headers[name];
+      return typeof v === 'string' ? v : Array.isArray(v) ? v[0] : null;
+    };
+    const { statusCode: status } = res;
+    const location = header('location');
+    if (status >= 300 && status < 400 && status !== 304 && location !== null && URL.canParse(location, at)) {
+      await res.body.dump();
+      return { location: new URL(location, at).href, status };
+    }
+    if (!read.anyStatus && !this.policy.accepts(status) && !(status === 404 && read.accept404)) {
+      await res.body.dump();
+      throw new ReadFailed({ reason: 'status', status, ...where });
+    }
+    const { body, truncated } = await this.#body(res, Number(header('content-length')), read.cutAt, signal, where);
+    return { page: page(at, status, body, header, truncated ? { truncated } : {}) };
+  }
+
+  async #body(res: Dispatcher.ResponseData, declared: number, cutAt: number | undefined, signal: AbortSignal, where: Where): Promise<{ body: Buffer; truncated: boolean }> {
+    // Destroying a body makes undici emit 'error' on it: listen, or the process dies.
+    const stop = () => res.body.on('error', () => undefined).destroy();
+    const cap = Math.min(cutAt ?? Infinity, this.policy.maxBytes);
+    if (cutAt === undefined && declared > cap) {
+      stop();
+      throw new ReadFailed({ reason: 'too_large', cap, declared, ...where });
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (chunk.length > cap - size) {
+          stop();
+          if (cutAt === undefined) throw new ReadFailed({ reason: 'too_large', cap, ...where });
+          parts.push(chunk.subarray(0, cap - size));
+          return { body: Buffer.concat(parts), truncated: true };
+        }
+        size += chunk.length;
+        parts.push(chunk);
+      }
+    } catch (e) {
+      throw failed(e, signal, where, 'body');
+    }
+    return { body: Buffer.concat(parts), truncated: false };
+  }
+
+  #headers(read: GetOptions): Record<string, string> {
+    const headers = { ...this.policy.headers };
+    if (read.contentType) headers['content-type'] = read.contentType;
+    const cookie = read.jar?.header();
+    if (cookie) headers.cookie = cookie;
+    if (read.validators?.etag) headers['if-none-match'] = read.validators.etag;
+    if (read.validators?.lastModified) headers['if-modified-since'] = read.validators.lastModified;
+    return headers;
+  }
+
+  /** Runs `f` in the policy's queue: after every earlier request to `host`, within the limit. */
+  #queued<T>(host: string, f: () => Promise<T>): Promise<T> {
+    const limit = this.#limit;
+    return limit ? this.#perHost.run(host, () => limit.run(f)) : f();
+  }
+
+  /** Throws when robots.txt of the hop's origin refuses it; a blocked origin is the hop's refusal. */
+  async #allowed(where: Where): Promise<void> {
+    let robots: Robots;
+    try {
+      robots = await this.#cachedRobots(new URL(where.at).origin);
+    } catch (e) {
+      // Not "unreachable": the host may not be reached at all, so neither may the page.
+      if (e instanceof ReadFailed && e.failure.reason === 'blocked') throw new ReadFailed({ ...e.failure, ...where });
+      throw e;
+    }
+    const why = robots.refusal(where.at);
+    if (why) throw new ReadFailed({ reason: 'robots', why, ...where });
+  }
+
+  #cachedRobots(origin: string): Promise<Robots> {
+    const cached = this.#robots.get(origin);
+    if (cached && Date.now() - cached.at < this.policy.robots.everyRequest!.ttlMs) return cached.robots;
+    // The promise is kept, so concurrent requests to one origin read robots.txt once.
+    const entry = { at: Date.now(), robots: this.#readRobots(origin, {}) };
+    this.#robots.set(origin, entry);
+    // A failed read (a blocked origin) is not kept.
+    entry.robots.catch(() => {
+      if (this.#robots.get(origin) === entry) this.#robots.delete(origin);
+    });
+    return entry.robots;
+  }
+
+  async #readRobots(origin: string, read: Pick<GetOptions, 'signal' | 'jar' | 'untrusted'>): Promise<Robots> {
+    const { agent, unreachable } = this.policy.robots;
+    const url = `${origin}/robots.txt`;
+    try {
+      const page = await this.#get(url, { ...read, anyStatus: true, offSite: 'stop', cutAt: ROBOTS_MAX_BYTES }, false);
+      return page.redirectedTo ? Robots.none(agent) : Robots.answered(agent, url, page.status, page.html);
+    } catch (e) {
+      if (!(e instanceof ReadFailed)) throw e;
+      // RFC 9309 2.3.1.2: past five redirects, robots.txt may be taken as unavailable.
+      if (e.failure.reason === 'redirects') return Robots.none(agent);
+      if (e.failure.reason === 'blocked' || unreachable === 'fail') throw e;
+      return Robots.unreachable(agent);
+    }
+  }
+}
+
+/** A request's or body's failure, classified: past a deadline, refused by the guard, or the network's. */
+function failed(e: unknown, signal: AbortSignal, where: Where, during: 'connect' | 'body'): ReadFailed {
+  if (e instanceof ReadFailed) return e;
+  if (signal.aborted || TIMEOUT_CODES.has((e as { code?: string }).code ?? '')) return new ReadFailed({ reason: 'timeout', cause: e, ...where });
+  if (isBlocked(e)) return new ReadFailed({ reason: 'blocked', cause: e, ...where });
+  return new ReadFailed({ reason: 'network', during, cause: e, ...where });
+}
+
+function page(url: string, status: number, body: Buffer, header: (name: string) => string | null, extra: Pick<Page, 'truncated' | 'redirectedTo'>): Page {
+  let html: string | undefined;
+  return {
+    url,
+    status,
+    body,
+    get html() {
+      return (html ??= body.toString('utf8'));
+    },
+    contentType: header('content-type'),
+    validators: { etag: header('etag'), lastModified: header('last-modified') },
+    ...extra,
+  };
+}

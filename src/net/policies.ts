@@ -1,0 +1,179 @@
+/**
+ * The two ways the service reads other people's sites, as settings of the one client
+ * (http-client.ts), which does the reading alike for both:
+ *
+ * - polite polling (ingest): the operator's feeds and their items' pages, as a crawler that
+ *   says who it is (INGEST_USER_AGENT), asks for no compression, reads conditionally, keeps to
+ *   INGEST_CONCURRENCY requests and one per host, honours robots.txt before every request
+ *   and redirect hop (cached an hour per origin), and reaches private hosts only for the
+ *   outlets' own feed hosts (INGEST_ALLOW_PRIVATE);
+ * - live scraping: the pages a live call reads, as a browser asks for them, through
+ *   LIVE_PROXY_URL when set, with one deadline for the whole call and a cookie jar per call,
+ *   redirects kept on the site, and robots.txt read when an endpoint that crawls asks for it
+ *   (contacts). Its failures are the catalogue's: 504 `timeout`, 502 `scrape_failed`.
+ */
+import { AppError } from '../errors.js';
+
+/** Why a read failed, before a policy words it: `url` is what the caller asked for, `at` the request (hop `hop`) that failed. */
+export type Failure = { url: string; at: string; hop: number; cause?: unknown } & (
+  | { reason: 'blocked' | 'timeout' | 'redirects' }
+  | { reason: 'network'; during: 'connect' | 'body' }
+  | { reason: 'status'; status: number }
+  | { reason: 'too_large'; cap: number; declared?: number }
+  | { reason: 'off_site'; to: string }
+  | { reason: 'robots'; why: string }
+);
+
+export interface Policy {
+  /** Sent with every request; a read adds its cookies, content type and conditional headers. */
+  headers: Record<string, string>;
+  /** Deadline of each request, from when it leaves the queue (and undici's connect, headers and body timeouts); `deadline()` gives a whole call as long. */
+  timeoutMs: number;
+  /** Largest body read; a larger one fails the read, unless the read asks to cut it. */
+  maxBytes: number;
+  maxRedirects: number;
+  /** Redirects are followed only on the site the read began on (its host, a leading `www.` aside). */
+  sameSiteRedirects: boolean;
+  /** The final statuses a read answers with a page; any other fails it (unless the read takes any). */
+  accepts(status: number): boolean;
+  /** An HTTP(S) proxy every request goes through (CONNECT to the checked address). */
+  proxyUrl?: string;
+  /** At most this many requests in flight, and one at a time per host; absent: no queue. */
+  concurrency?: number;
+  /** Whether a request to `url` may reach loopback and private addresses; `untrusted`: a live call's caller named it. */
+  mayBePrivate(url: URL, untrusted: boolean): boolean;
+  robots: {
+    /** The name robots.txt groups are matched against. */
+    agent: string;
+    /** A robots.txt that cannot be read (network, deadline) closes the site (RFC 9309), or fails the read that wanted it. */
+    unreachable: 'disallow' | 'fail';
+    /** Set: checked before every request and redirect hop, each origin's rules kept `ttlMs`. Absent: read only when a caller asks (`robots()`). */
+    everyRequest?: { ttlMs: number };
+  };
+  /** The error a failed read throws. */
+  error(f: Failure): Error;
+}
+
+/** A polite poller's failure: the URL and the reason, as the outlet's report and log show it. */
+export class FetchError extends Error {
+  readonly name = 'FetchError';
+  constructor(
+    message: string,
+    readonly url: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${url}: ${message}`, options);
+  }
+}
+
+export interface PolitePollingOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+  userAgent: string;
+  concurrency: number;
+  /**
+   * INGEST_ALLOW_PRIVATE=on: the outlets' feed URLs. A URL on the host of one of them may reach
+   * loopback and private addresses; any other host (an item link, a redirect elsewhere) may not.
+   * Absent: every request reaches public addresses only.
+   */
+  privateFeeds?: () => Iterable<string>;
+}
+
+/** robots.txt answers are kept this long per origin. */
+const ROBOTS_TTL_MS = 3_600_000;
+
+/** Feed polling (INGEST_*): feeds are the operator's, but their item links and redirects are chosen by whoever writes the feed. */
+export function politePolling(o: PolitePollingOptions): Policy {
+  const blocked = `blocked: the host is a private address or resolves to one (${o.privateFeeds ? "INGEST_ALLOW_PRIVATE covers only the hosts of the outlets' feed URLs" : 'INGEST_ALLOW_PRIVATE is off'})`;
+  return {
+    headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' },
+    timeoutMs: o.timeoutMs,
+    maxBytes: o.maxBytes,
+    maxRedirects: o.maxRedirects,
+    sameSiteRedirects: false,
+    accepts: (status) => status === 200 || status === 304,
+    concurrency: o.concurrency,
+    mayBePrivate(url) {
+      if (!o.privateFeeds) return false;
+      for (const feed of o.privateFeeds()) if (URL.canParse(feed) && new URL(feed).host === url.host) return true;
+      return false;
+    },
+    robots: { agent: o.userAgent, unreachable: 'disallow', everyRequest: { ttlMs: ROBOTS_TTL_MS } },
+    error(f) {
+      const cause = { cause: f.cause };
+      switch (f.reason) {
+        case 'blocked':
+          // A redirect into a blocked host is the original URL's failure: say where it pointed.
+          return f.hop > 0 ? new FetchError(`redirected to ${f.at}, which is ${blocked}`, f.url, cause) : new FetchError(blocked, f.at, cause);
+        case 'timeout':
+          return new FetchError(`no answer within ${o.timeoutMs} ms`, f.at, cause);
+        case 'network': {
+          const err = f.cause as { code?: string; message?: string };
+          return new FetchError(err.code ? `${err.code}: ${err.message}` : (err.message ?? String(f.cause)), f.at, cause);
+        }
+        case 'status':
+          return new FetchError(f.status >= 300 && f.status < 400 ? `HTTP ${f.status} without a Location` : `HTTP ${f.status}`, f.at);
+        case 'too_large':
+          return new FetchError(f.declared === undefined ? `body is over the ${f.cap}-byte cap` : `body of ${f.declared} bytes is over the ${f.cap}-byte cap`, f.at);
+        case 'redirects':
+          return new FetchError(`more than ${o.maxRedirects} redirects`, f.url);
+        case 'off_site':
+          return new FetchError(`redirected off the site, to ${f.to}`, f.url);
+        case 'robots':
+          return new FetchError('disallowed by robots.txt', f.at);
+      }
+    },
+  };
+}
+
+export interface LiveScrapingOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  userAgent: string;
+  proxyUrl?: string;
+  /** LIVE_ALLOW_PRIVATE=on: URLs a caller names may reach loopback and private addresses too. */
+  allowPrivate?: boolean;
+}
+
+const LIVE_MAX_REDIRECTS = 5;
+
+/** Live scrapes (LIVE_*): the configured upstreams are the operator's; what a caller names must be public. */
+export function liveScraping(o: LiveScrapingOptions): Policy {
+  return {
+    headers: { 'user-agent': o.userAgent, accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'accept-language': 'en-US,en;q=0.9' },
+    timeoutMs: o.timeoutMs,
+    maxBytes: o.maxBytes,
+    maxRedirects: LIVE_MAX_REDIRECTS,
+    sameSiteRedirects: true,
+    accepts: (status) => status >= 200 && status < 300,
+    proxyUrl: o.proxyUrl,
+    mayBePrivate: (_url, untrusted) => !untrusted || o.allowPrivate === true,
+    // Matched as `newsmatch`, so a site's `*` groups apply (the User-Agent is a browser's).
+    robots: { agent: 'newsmatch', unreachable: 'fail' },
+    // Neither what a name resolved to nor why a connection failed (refused, unknown name, reset)
+    // is said: either would map the operator's network for whoever names internal hosts. The
+    // cause stays on the error for the log.
+    error(f) {
+      const failed = (detail: string) => new AppError('scrape_failed', detail, { cause: f.cause });
+      switch (f.reason) {
+        case 'timeout':
+          return new AppError('timeout', `the scrape of ${f.at} passed its deadline (LIVE_TIMEOUT_MS)`, { cause: f.cause });
+        case 'blocked':
+          return failed(`${f.at}: blocked, the host is a private address or resolves to one (LIVE_ALLOW_PRIVATE is off)`);
+        case 'network':
+          return failed(`${f.at}: ${f.during === 'connect' ? 'could not connect' : 'the connection broke off'}`);
+        case 'status':
+          return failed(f.status === 503 || f.status === 429 ? `${f.at}: the site answered ${f.status} (throttled or a robot check)` : `${f.at}: the site answered HTTP ${f.status}`);
+        case 'too_large':
+          return failed(f.declared === undefined ? `${f.at}: the page is over LIVE_MAX_BYTES (${f.cap})` : `${f.at}: the page is ${f.declared} bytes, over LIVE_MAX_BYTES (${f.cap})`);
+        case 'redirects':
+          return failed(`${f.url}: more than ${LIVE_MAX_REDIRECTS} redirects`);
+        case 'off_site':
+          return failed(`${f.url}: redirected off the site, to ${f.to}`);
+        case 'robots':
+          return failed(`${f.at}: ${f.why}`);
+      }
+    },
+  };
+}
