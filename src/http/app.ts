@@ -11,7 +11,7 @@ import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
 import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler } from './error-handler.js';
-import { meteringHooks } from './metering.js';
+import { meteringHooks } from './metering-hooks.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
 import { jobsRoutes } from './routes/jobs.js';
@@ -77,6 +77,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  const doors = { keys: service.keys, gatewayHost: service.config.gatewayHost };
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -93,7 +94,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     if (!req.routeOptions.config.auth) return;
     // One fresh LMDB snapshot per request: keys and records written by other processes count.
     service.store.refresh();
-    req.apiKey = authenticate(service, req);
+    req.apiKey = authenticate(doors, req);
     if (req.routeOptions.config.auth === 'bearer' && req.apiKey.scheme !== 'bearer') throw new AppError('forbidden', 'this endpoint needs a Bearer key (gateway keys have no account)');
   });
   meteringHooks(app, service);

@@ -4,8 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { KeyInfo } from '../platform/index.js';
-import type { Service } from '../service.js';
+import type { KeyInfo, KeyStore } from '../platform/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,23 +17,29 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
   return typeof v === 'string' ? v : undefined;
 };
 
-export function authenticate(service: Service, req: FastifyRequest): KeyInfo {
+/** What the doors need: the key tables, and the gateway host the gateway door admits (none: closed). */
+export interface Doors {
+  keys: Pick<KeyStore, 'verify'>;
+  gatewayHost: string | undefined;
+}
+
+export function authenticate(doors: Doors, req: FastifyRequest): KeyInfo {
   const unauthorized = (why: string) => new AppError('unauthorized', why);
   const authorization = header(req, 'authorization');
   if (authorization !== undefined) {
     const m = /^Bearer +(\S+)$/i.exec(authorization.trim());
     if (!m) throw unauthorized('Authorization must be "Bearer <key>"');
-    const key = service.keys.verify(m[1], 'bearer');
+    const key = doors.keys.verify(m[1], 'bearer');
     if (!key) throw unauthorized('invalid or revoked Bearer key');
     return key;
   }
   const gatewayKey = header(req, 'x-gateway-key');
   if (gatewayKey === undefined) throw unauthorized('missing key: send X-Gateway-Key and X-Gateway-Host, or Authorization: Bearer <key>');
   const host = header(req, 'x-gateway-host');
-  if (service.config.gatewayHost === undefined || host !== service.config.gatewayHost) {
+  if (doors.gatewayHost === undefined || host !== doors.gatewayHost) {
     throw unauthorized('X-Gateway-Host is missing or not this service\'s gateway host');
   }
-  const key = service.keys.verify(gatewayKey, 'gateway');
+  const key = doors.keys.verify(gatewayKey, 'gateway');
   if (!key) throw unauthorized('invalid or revoked gateway key');
   return key;
 }

@@ -1,6 +1,6 @@
 /**
  * Fastify hooks that walk a metered route through the core's metering path (platform/
- * metering.ts), in the order the spec fixes: authenticate and authorise and rate-limit
+ * metering.ts), in its order: authenticate and authorise and rate-limit
  * (onRequest, before the body is read) → schema validation (Fastify) → idempotent replay,
  * concurrency slot and charge (preHandler) → handler → refund of a 400, 422 or 5xx and
  * keeping the response for its Idempotency-Key (onSend) → release (onResponse).
@@ -10,9 +10,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Admission, Charge, Product } from '../platform/index.js';
+import type { Admission, Charge, IdempotencyStore, Metering, Product } from '../platform/index.js';
 import { fingerprint, IDEMPOTENCY_KEY } from '../platform/index.js';
-import type { Service } from '../service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,8 +41,7 @@ function creditHeaders(reply: FastifyReply, charged: number, remaining: number |
   if (remaining !== null) reply.header('x-credits-remaining', String(remaining));
 }
 
-export function meteringHooks(app: FastifyInstance, service: Service): void {
-  const { metering, idempotency } = service;
+export function meteringHooks(app: FastifyInstance, { metering, idempotency }: { metering: Metering; idempotency: IdempotencyStore }): void {
 
   // After authentication (app.ts): authorise and take from the rate limit.
   app.addHook('onRequest', async (req, reply) => {
