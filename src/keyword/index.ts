@@ -2,7 +2,7 @@ export { KeywordDb, type Corpus, type KeywordWorkers } from './db.js';
 export { NewsIndex } from './news.js';
 export { JobsIndex } from './jobs.js';
 export { keywordLag, type KeywordLag } from './lag.js';
-export { searchNews, type NewsDeps, type NewsParams, type NewsResponse } from './search-news.js';
+export { searchNews, type NewsDeps, type NewsQuery, type NewsResponse } from './search-news.js';
 export { parseQuery, termMatcher, type KeywordQuery } from './query.js';
 export { tokenize, indexText, fold } from './text.js';
 export { highlight } from './highlight.js';
