@@ -18,7 +18,7 @@ export const bad = (message: string) => new AppError('bad_parameter', message);
 
 /** One parameter's JSON Schema: what Ajv applies and /openapi.json shows. */
 export type ParamSchema =
-  | { type: 'string'; minLength?: number; maxLength?: number; pattern?: string; enum?: readonly string[]; default?: string; description?: string }
+  | { type: 'string'; minLength?: number; maxLength?: number; pattern?: string; enum?: readonly string[]; default?: string; description?: string; examples?: readonly string[] }
   | { type: 'integer' | 'number'; minimum: number; maximum: number; default?: number; description?: string }
   | { type: 'boolean'; default?: boolean; description?: string };
 
@@ -79,11 +79,12 @@ export const boolParam = (o: Options<boolean> = {}): Param<boolean> => ({
 /**
  * Text matching `re` (no flags: JSON Schema patterns have none). `what` says what that means
  * ("a 10-character ASIN such as B0DR8G428S"): the description /openapi.json shows, and what a
- * refusal says.
+ * refusal says; `example` is a value it matches, shown beside it.
  */
-export function patternParam(re: RegExp, what: string, o: Omit<Options<string>, 'description'> = {}): Param<string> {
+export function patternParam(re: RegExp, what: string, example: string, o: Omit<Options<string>, 'description'> = {}): Param<string> {
   if (re.flags !== '') throw new Error(`patternParam ${re}: a JSON Schema pattern takes no flags`);
-  return { schema: { type: 'string', pattern: re.source, description: what, ...given(o) }, required: o.required };
+  if (!re.test(example)) throw new Error(`patternParam ${re}: the example ${JSON.stringify(example)} does not match`);
+  return { schema: { type: 'string', pattern: re.source, description: what, examples: [example], ...given(o) }, required: o.required };
 }
 
 /**
@@ -99,8 +100,8 @@ export function pageParam(rule: { max: number } | 'single' | 'forwarded'): Param
 const URL_WHAT = 'an absolute http(s) URL';
 
 /** An absolute http(s) URL a caller names (read as an untrusted target), normalised. */
-export const urlParam = (o: Omit<Options<string>, 'description'> = {}): Param<string> => ({
-  schema: { type: 'string', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/]', description: URL_WHAT },
+export const urlParam = (example: string, o: Omit<Options<string>, 'description'> = {}): Param<string> => ({
+  schema: { type: 'string', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/]', description: URL_WHAT, examples: [example] },
   required: o.required,
   read: (value, name) => {
     const v = value.trim();

@@ -104,6 +104,7 @@ function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
     if (out.minLength !== undefined) out.minLength = s.minLength === undefined ? undefined : Math.min(out.minLength, s.minLength);
     if (out.enum !== undefined) out.enum = s.enum === undefined ? undefined : [...new Set([...out.enum, ...s.enum])];
     if (out.pattern !== s.pattern) out.pattern = undefined;
+    if (out.examples !== undefined || s.examples !== undefined) out.examples = [...new Set([...(out.examples ?? []), ...(s.examples ?? [])])];
   }
   if (!schemas.every((s) => s.description === schemas[0].description)) {
     out.description = takers.map((e, i) => (schemas[i].description ? `${e.engine}: ${schemas[i].description}` : '')).filter(Boolean).join(' ') || undefined;

@@ -50,7 +50,7 @@ const DOMAIN_WHAT = 'a domain name such as example.com, without scheme or path';
  * schema checks only that it is text).
  */
 const domainParam: Param<string> = {
-  schema: { type: 'string', minLength: 1, maxLength: 300, description: `${DOMAIN_WHAT[0].toUpperCase()}${DOMAIN_WHAT.slice(1)}; an internationalised one is read as its punycode.` },
+  schema: { type: 'string', minLength: 1, maxLength: 300, examples: ['example.com'], description: `${DOMAIN_WHAT[0].toUpperCase()}${DOMAIN_WHAT.slice(1)}; an internationalised one is read as its punycode.` },
   required: true,
   read: (value, name) => {
     let host = value.trim().toLowerCase().replace(/\.$/, '');

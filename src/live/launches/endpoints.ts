@@ -25,7 +25,7 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
     family: FAMILY,
     params: {
       // Unsent: today on the site's Pacific-time calendar (check).
-      date: patternParam(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD'),
+      date: patternParam(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD', '2026-05-01'),
       q: stringParam(200, { description: 'Keeps launches whose name, tagline, slug or topic contains it.' }),
       page: pageParam('single'),
     },
@@ -51,7 +51,7 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
   const product: LiveEndpoint<{ slug: string }, LaunchDetail> = {
     engine: 'launches',
     family: FAMILY,
-    params: { slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches', { required: true }) },
+    params: { slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches', 'example-app', { required: true }) },
     async run(q, call) {
       const page = await call.get(`${base}/posts/${q.slug}`, { accept404: true });
       const detail = page.status === 404 ? null : await call.parse('parseLaunch', page.html, new URL(base).origin);

@@ -37,7 +37,7 @@ const context = (base: SiteBase, country: Country): PageContext => ({ origin: ne
 
 const country = enumParam(COUNTRIES, { default: 'us', description: 'The marketplace site: its domain, currency and conditions.' });
 const zipCode = stringParam(12, { description: 'A postal code of the country: prices, stock and delivery follow it (two extra page reads).' });
-const nodeId = patternParam(/^\d{1,20}$/, 'a numeric browse node id');
+const nodeId = patternParam(/^\d{1,20}$/, 'a numeric browse node id', '2407749011');
 const categorySlug = /^[a-z0-9-]{1,60}$/;
 const CATEGORY = 'a department slug such as hi or electronics';
 
@@ -131,7 +131,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     country: Country;
     zip_code: string | null;
   }
-  const productParams = { asin: patternParam(ASIN, 'a 10-character ASIN such as B0DR8G428S', { required: true }), country, zip_code: zipCode };
+  const productParams = { asin: patternParam(ASIN, 'a 10-character ASIN such as B0DR8G428S', 'B0DR8G428S', { required: true }), country, zip_code: zipCode };
   const readProduct = async (q: ProductQuery, call: LiveCall) => {
     const b = base(q.country);
     await setLocation(call, b, q.zip_code);
@@ -164,7 +164,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     seller_id: string;
     country: Country;
   }
-  const sellerId = patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45, from the offers endpoint', { required: true });
+  const sellerId = patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45, from the offers endpoint', 'A2DP2EEPU3VU45', { required: true });
   const seller: LiveEndpoint<SellerQuery, SellerProfile> = {
     engine: ENGINE,
     family: FAMILY,
@@ -182,7 +182,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const lookup: LiveEndpoint<LookupQuery, Card> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { gtin: patternParam(/^(\d{8}|\d{12,14})$/, 'a GTIN: 8, 12, 13 or 14 digits', { required: true }) },
+    params: { gtin: patternParam(/^(\d{8}|\d{12,14})$/, 'a GTIN: 8, 12, 13 or 14 digits', '0885909950805', { required: true }) },
     check(q) {
       if (!gtinValid(q.gtin)) throw bad(`gtin: the check digit of ${q.gtin} is wrong`);
     },
@@ -213,7 +213,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const bestsellers: LiveEndpoint<BestsellersQuery, BestsellerItem> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { category: patternParam(categorySlug, CATEGORY, { required: true }), node_id: nodeId, page: pageParam({ max: 2 }), country },
+    params: { category: patternParam(categorySlug, CATEGORY, 'electronics', { required: true }), node_id: nodeId, page: pageParam({ max: 2 }), country },
     run: async (q, call) => {
       const path = `/gp/bestsellers/${q.category}${q.node_id ? `/${q.node_id}` : ''}${q.page > 1 ? `?pg=${q.page}` : ''}`;
       const { items, ...extra } = await call.parse('parseBestsellers', (await call.get(`${base(q.country)}${path}`)).html, context(base, q.country));
@@ -230,7 +230,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const categories: LiveEndpoint<CategoriesQuery, Department | BestsellersPage['subcategories'][number]> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { category: patternParam(categorySlug, CATEGORY), node_id: nodeId, country },
+    params: { category: patternParam(categorySlug, CATEGORY, 'electronics'), node_id: nodeId, country },
     check(q) {
       if ((q.category === null) !== (q.node_id === null)) throw bad('send both category and node_id (a node\'s children), or neither (the top-level departments)');
     },

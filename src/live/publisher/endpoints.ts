@@ -16,7 +16,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const wire: LiveEndpoint<{ section: string; page: number }, ListingItem> = {
     engine: 'wire_listing',
     family: FAMILY,
-    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology', { required: true }), page: pageParam({ max: 10 }) },
+    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology', 'world-news', { required: true }), page: pageParam({ max: 10 }) },
     locked: LOCKED,
     async run(q, call) {
       const page = await call.get(fillTemplate(wireUrl, { section: q.section, page: q.page }));
@@ -27,7 +27,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const listing: LiveEndpoint<{ url: string; page: number }, ListingItem> = {
     engine: 'publisher_listing',
     family: FAMILY,
-    params: { url: urlParam({ required: true }), page: pageParam('single') },
+    params: { url: urlParam('https://example.com/news/', { required: true }), page: pageParam('single') },
     locked: LOCKED,
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
@@ -38,7 +38,7 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const article: LiveEndpoint<{ url: string }, Article> = {
     engine: 'publisher_article',
     family: FAMILY,
-    params: { url: urlParam({ required: true }) },
+    params: { url: urlParam('https://example.com/news/2026/05/01/a-story', { required: true }) },
     locked: LOCKED,
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
