@@ -1,7 +1,7 @@
 /** GET /openapi.json: an OpenAPI 3.1 document generated from the route schemas. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveRouteTable } from '../src/http/routes/live.js';
-import type { Param } from '../src/live/declare.js';
+import type { Param } from '../src/live/engine.js';
 import { SMALL, startHarness, type Harness } from './helpers/service.js';
 
 let h: Harness;

@@ -18,6 +18,8 @@ import { CookieJar, type GetOptions, type LiveFetcher, type Page } from './fetch
 import { ScrapeError } from './page.js';
 import type { ParsePool } from './parse-pool.js';
 
+export type { Param } from './declare.js';
+
 export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
   engine: string;
   family: string;

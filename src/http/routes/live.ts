@@ -4,9 +4,7 @@
  * envelope of spec 2.1.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Param } from '../../live/declare.js';
-import { refuseLocked, runLive, type LiveEndpoint } from '../../live/engine.js';
-import type { LiveEngines } from '../../live/engines.js';
+import { refuseLocked, runLive, type LiveEndpoint, type Param } from '../../live/engine.js';
 import type { Product } from '../../platform/index.js';
 import type { Service } from '../../service.js';
 import { errorResponses } from '../schemas.js';
@@ -40,7 +38,7 @@ export interface LiveRoute {
 }
 
 /** The live routes: which path serves which engine(s). */
-export function liveRouteTable(e: LiveEngines): LiveRoute[] {
+export function liveRouteTable(e: Service['engines']): LiveRoute[] {
   const one = (path: string, summary: string, endpoint: Endpoint, product: Product, engine: 'required' | 'optional'): LiveRoute => ({
     path,
     summary,
