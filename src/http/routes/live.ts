@@ -79,20 +79,20 @@ export function liveRouteTable(e: Service['engines']): LiveRoute[] {
   ];
 }
 
-const declared = (endpoint: Endpoint) => Object.entries(endpoint.params as Record<string, Param<unknown>>);
+const paramOf = (endpoint: Endpoint, name: string) => (endpoint.params as Record<string, Param<unknown> | undefined>)[name];
+const declared = (endpoint: Endpoint) => Object.keys(endpoint.params).map((name) => [name, paramOf(endpoint, name)!] as const);
 const requiredOf = (endpoint: Endpoint) => declared(endpoint).filter(([, p]) => p.required).map(([name]) => name);
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * One parameter of a path serving several engines, for the top-level schema (what
- * /openapi.json lists): the widest bounds and every allowed value any engine takes, a default
- * only where every engine on the path declares that same one (Ajv fills it in whatever the
- * engine), and the engines that take it named where not all do. Each engine's exact schema is
- * its `then` branch.
+ * /openapi.json lists): the widest bounds, every allowed value and example any engine takes, a
+ * default only where every engine on the path declares that same one (Ajv fills it in whatever
+ * the engine), and a description naming the engines that take or require it and their
+ * defaults. Each engine's exact schema is its `then` branch.
  */
 function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
-  const takers = route.filter((e) => Object.hasOwn(e.params, name));
-  const schemas = takers.map((e) => (e.params as Record<string, Param<unknown>>)[name].schema as Record<string, any>);
+  const takers = route.filter((e) => paramOf(e, name));
+  const schemas = takers.map((e) => paramOf(e, name)!.schema as Record<string, any>);
   const out: Record<string, any> = { ...schemas[0] };
   for (const s of schemas.slice(1)) {
     if (s.type !== out.type) throw new Error(`live parameter ${name}: ${s.type} on one engine, ${out.type} on another`);
@@ -107,16 +107,15 @@ function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
   if (!schemas.every((s) => s.description === schemas[0].description)) {
     out.description = takers.map((e, i) => (schemas[i].description ? `${e.engine}: ${schemas[i].description}` : '')).filter(Boolean).join(' ') || undefined;
   }
-  const defaults = route.map((e) => (e.params as Record<string, Param<unknown>>)[name]?.schema.default);
+  const defaults = route.map((e) => paramOf(e, name)?.schema.default);
   if (!defaults.every((d) => d !== undefined && d === defaults[0])) delete out.default;
-  const isRequired = (e: Endpoint) => requiredOf(e).includes(name);
-  const required = takers.filter(isRequired).map((e) => e.engine);
-  const only = takers.length < route.length ? `engine=${takers.map((e) => `${e.engine}${isRequired(e) ? ' (required)' : ''}`).join(' or ')}` : required.length ? `required on ${required.join(', ')}` : '';
-  const dflt = out.default === undefined && takers.some((e) => (e.params as Record<string, Param<unknown>>)[name].schema.default !== undefined)
-    ? takers.map((e) => `default ${(e.params as Record<string, Param<unknown>>)[name].schema.default ?? 'none'} on ${e.engine}`).join(', ')
-    : '';
-  const notes = [only, dflt].filter(Boolean).join('; ');
-  if (notes) out.description = `${notes}${out.description ? `: ${out.description}` : '.'}`;
+
+  const requires = (e: Endpoint) => paramOf(e, name)!.required === true;
+  const notes: string[] = [];
+  if (takers.length < route.length) notes.push(`engine=${takers.map((e) => `${e.engine}${requires(e) ? ' (required)' : ''}`).join(' or ')}`);
+  else if (takers.some(requires)) notes.push(`required on ${takers.filter(requires).map((e) => e.engine).join(', ')}`);
+  if (out.default === undefined && schemas.some((s) => s.default !== undefined)) notes.push(takers.map((e, i) => `default ${schemas[i].default ?? 'none'} on ${e.engine}`).join(', '));
+  if (notes.length) out.description = `${notes.join('; ')}${out.description ? `: ${out.description}` : '.'}`;
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
