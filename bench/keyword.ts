@@ -56,9 +56,9 @@ import { loadConfig } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { buildApp } from '../src/http/app.js';
 import type { NewsFilter } from '../src/keyword/news.js';
-import { timeRange } from '../src/params.js';
+import { newsQuery, querystring as newsQuerystring, type NewsQueryString } from '../src/http/routes/news.js';
 import { parseQuery } from '../src/keyword/query.js';
-import { searchNews, type NewsParams } from '../src/keyword/search-news.js';
+import { searchNews, type NewsQuery } from '../src/keyword/search-news.js';
 import { resolveSources } from '../src/store/index.js';
 import { openService } from '../src/service.js';
 import type { RevisionInput } from '../src/store/index.js';
@@ -75,11 +75,14 @@ const SOURCES = ['Daily Ledger', 'Wire One', 'Harbour Post', 'Morning Star', 'Ci
 const START = Date.UTC(2024, 6, 1) / 1000;
 const SPAN = 2 * 365 * 86_400;
 
-/** One query of the mix: its name in the tables and the query string of /v1/news. */
+/** One query of the mix: its name in the tables, the query string of /v1/news, and what searchNews is given for it. */
 interface MixQuery {
   label: string;
-  params: NewsParams;
+  params: MixParams;
+  query: NewsQuery;
 }
+/** /v1/news parameters as the schema types them; unsent ones take the schema's defaults. */
+type MixParams = Partial<NewsQueryString> & { q: string };
 interface Ready {
   port: number;
   gatewaySecret: string;
@@ -279,7 +282,7 @@ function queryMix(g: CorpusGen): MixQuery[] {
   const week = { since: day(START + 0.8 * SPAN), until: day(START + 0.8 * SPAN + 7 * 86_400) };
   const two = `${SOURCES[1]},${SOURCES[2]}`;
   const rel = { sort: 'relevance' } as const;
-  const list: NewsParams[] = [
+  const list: MixParams[] = [
     { q: 'the' },
     { q: 'government' },
     { q: 'police' },
@@ -307,8 +310,8 @@ function queryMix(g: CorpusGen): MixQuery[] {
     { q: 'government', ...week },
     { q: 'police', sources: two },
     { q: 'market', exclude_sources: SOURCES[0] },
-    { q: 'market', limit: '100' },
-    { q: 'government', include_edits: 'true' },
+    { q: 'market', limit: 100 },
+    { q: 'government', include_edits: true },
     { q: 'government', ...rel },
     { q: 'climate change', ...rel },
     { q: 'whistleblower', ...rel },
@@ -319,24 +322,22 @@ function queryMix(g: CorpusGen): MixQuery[] {
     { q: '経済', ...rel },
     { q: 'election', ...month, ...rel },
     { q: 'police', sources: two, ...rel },
-    { q: 'budget', limit: '100', ...rel },
+    { q: 'budget', limit: 100, ...rel },
   ];
+  // The defaults the route's schema fills in (Ajv, at the door) for what a query leaves out.
+  const given = (name: string) => (newsQuerystring.properties[name] as { default?: unknown }).default;
+  const defaults = { sort: given('sort') as NewsQueryString['sort'], include_edits: given('include_edits') as boolean, limit: given('limit') as number };
   return list.map((params) => ({
     label: [params.q, ...Object.entries(params).filter(([k]) => k !== 'q').map(([k, v]) => `${k}=${v}`)].join(' '),
     params,
+    query: newsQuery({ ...defaults, ...params }),
   }));
 }
 
-/** What `searchNews` hands `NewsIndex.search` for these parameters. */
-function newsFilter(service: Awaited<ReturnType<typeof openService>>, p: NewsParams): { filter: NewsFilter; sort: 'time' | 'relevance'; limit: number } {
-  const { since, until } = timeRange(p.since, p.until);
-  const split = (s: string | undefined) => s?.split(',').map((x) => x.trim());
-  const sources = resolveSources(service.store.listSources(), split(p.sources), split(p.exclude_sources), () => new Set(), (m) => new AppError('unknown_source', m));
-  return {
-    filter: { match: parseQuery(p.q!).match, since, until, includeEdits: p.include_edits === 'true', sources },
-    sort: p.sort === 'relevance' ? 'relevance' : 'time',
-    limit: p.limit === undefined ? 25 : Number(p.limit),
-  };
+/** What `searchNews` hands `NewsIndex.search` for this query. */
+function newsFilter(service: Awaited<ReturnType<typeof openService>>, q: NewsQuery): { filter: NewsFilter; sort: 'time' | 'relevance'; limit: number } {
+  const sources = resolveSources(service.store.listSources(), q.sources, q.exclude_sources, () => new Set(), (m) => new AppError('unknown_source', m));
+  return { filter: { match: parseQuery(q.q).match, since: q.since, until: q.until, includeEdits: q.include_edits, sources }, sort: q.sort, limit: q.limit };
 }
 
 /** Whole passes over `calls` (after one warm-up pass) until `seconds` have gone. */
@@ -462,8 +463,8 @@ if (process.argv[2] === 'serve') {
   const sqlite = path.join(dir, 'keyword.sqlite');
 
   const mix = queryMix(gen);
-  const filters = mix.map((m) => newsFilter(service, m.params));
-  const first = await Promise.all(mix.map((m) => searchNews(service, m.params)));
+  const filters = mix.map((m) => newsFilter(service, m.query));
+  const first = await Promise.all(mix.map((m) => searchNews(service, m.query)));
   const matches = filters.map((f) => service.news.volume(f.filter).reduce((n, v) => n + v.n, 0));
   // The rids NewsIndex.search returns for each query: what the baseline SELECT reads.
   const ridLists = filters.map((f) => JSON.stringify(service.news.search(f.filter, f.sort, f.limit + 1).map((h) => h.rid)));
@@ -477,7 +478,7 @@ if (process.argv[2] === 'serve') {
   process.on('message', (m: string) => {
     if (m === 'sql') process.send!(timeLoop(coreSeconds, filters.map((f) => () => service.news.search(f.filter, f.sort, f.limit + 1))));
     else if (m === 'select') process.send!(timeLoop(coreSeconds, ridLists.map((rids) => () => select.all(rids))));
-    else if (m === 'core') void timeLoopAsync(coreSeconds, mix.map((q) => () => searchNews(service, q.params))).then((r) => process.send!(r));
+    else if (m === 'core') void timeLoopAsync(coreSeconds, mix.map((m) => () => searchNews(service, m.query))).then((r) => process.send!(r));
     else if (m === 'close') {
       void app
         .close()
@@ -513,7 +514,7 @@ if (process.argv[2] === 'serve') {
     const { mix } = ready;
     const base = `http://127.0.0.1:${ready.port}`;
     const headers = { 'x-gateway-key': ready.gatewaySecret, 'x-gateway-host': GATEWAY_HOST };
-    const paths = mix.map((m) => `/v1/news?${new URLSearchParams(m.params as Record<string, string>)}`);
+    const paths = mix.map((m) => `/v1/news?${new URLSearchParams(Object.entries(m.params).map(([k, v]) => [k, String(v)]))}`);
     const sec = (t: number) => (t / 1000).toFixed(1);
     console.log(
       `corpus: ${ready.articles} articles, ${ready.revisions} revisions (${ready.revisions - ready.articles} later edits), ${SOURCES.length} sources; ` +

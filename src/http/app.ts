@@ -12,6 +12,7 @@ import { authenticate } from './auth.js';
 import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering-hooks.js';
+import { BODY_AJV, splitValidator } from './validation.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
 import { jobsRoutes } from './routes/jobs.js';
@@ -40,11 +41,13 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // Bodies as sent; query strings coerced to their declared types, defaults filled (validation.ts).
+    ajv: { customOptions: BODY_AJV },
+    schemaController: { compilersFactory: { buildValidator: splitValidator() } },
     // Requests arriving while the server closes get our 503 (the onRequest hook), not Fastify's.
     return503OnClosing: false,
     // A null-prototype object (`__proto__` is a parameter like any other); a repeated
-    // parameter is an array, which every query schema's `type: string` refuses by name.
+    // parameter is an array, which no declared type is coerced from: refused by name.
     routerOptions: { querystringParser: (str) => querystring.parse(str) },
     // Timeouts and the parser's failures in the catalogue's shape (door.ts).
     ...doorOptions(service.config),

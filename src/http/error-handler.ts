@@ -14,24 +14,76 @@ declare module 'fastify' {
 
 interface AjvError {
   instancePath: string;
+  schemaPath?: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** With Ajv's `verbose` (query strings, validation.ts): the failing value and the schema holding the keyword. */
+  data?: unknown;
+  parentSchema?: Record<string, any>;
 }
 
 /** `/sources/0` → `sources[0]`; the root → `body`. */
 const fieldName = (instancePath: string, context: string): string =>
   instancePath === '' ? context : instancePath.slice(1).split('/').map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i ? `.${p}` : p)).join('');
 
+/** A value as a message quotes it: at most 100 characters. */
+const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v) : JSON.stringify(v) ?? String(v));
+
+/** What a query parameter's schema asks for, in words: "an integer from 1 to 10", "one of a, b". */
+function expected(s: Record<string, any>): string {
+  if (Array.isArray(s.enum)) return `one of ${s.enum.join(', ')}`;
+  if (s.type === 'integer' || s.type === 'number') {
+    const what = s.type === 'integer' ? 'an integer' : 'a number';
+    if (s.minimum !== undefined && s.minimum === s.maximum) return `must be ${s.minimum}`;
+    if (s.minimum !== undefined && s.maximum !== undefined) return `${what} from ${s.minimum} to ${s.maximum}`;
+    return what;
+  }
+  if (s.type === 'boolean') return 'must be true or false';
+  if (s.pattern !== undefined) return s.description ?? `must match ${s.pattern}`;
+  return `a ${s.type ?? 'value'}`;
+}
+
+/**
+ * A failed query-string check in the words of the parameter readers it replaced (400
+ * bad_request naming the parameter): `page: an integer from 1 to 10, got 11`,
+ * `engine is required: web_search, marketplace`, `q: sent more than once; send it once`.
+ */
+function queryMessage(e: AjvError, at: string): string {
+  const s = e.parentSchema ?? {};
+  switch (e.keyword) {
+    case 'required': {
+      const name = String(e.params.missingProperty);
+      const p = s.properties?.[name] ?? {};
+      return `${name} is required${Array.isArray(p.enum) ? `: ${p.enum.join(', ')}` : p.pattern !== undefined && p.description ? ` (${p.description})` : ''}`;
+    }
+    case 'type':
+      // Values arrive as strings and are coerced to their type; an array was sent more than once.
+      if (Array.isArray(e.data)) return `${at}: sent more than once; send it once`;
+      return `${at}: ${expected(s)}, got ${shown(e.data)}`;
+    case 'enum':
+    case 'minimum':
+    case 'maximum':
+    case 'pattern':
+      return `${at}: ${expected(s)}, got ${shown(e.data)}`;
+    case 'maxLength':
+      return `${at}: at most ${s.maxLength} characters`;
+    case 'minLength':
+      return `${at}: empty`;
+  }
+  return `${at}: ${e.message ?? 'is invalid'}`;
+}
+
 function validationMessage(errors: AjvError[], context: string): string {
   const e = errors[0];
   const at = fieldName(e.instancePath, context);
   if (e.keyword === 'additionalProperties') {
     const what = context === 'querystring' ? 'parameter' : 'field';
-    return `unknown ${what} "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}`;
+    // A parameter the route takes for other engines only (live routes serving several: routes/live.ts).
+    const engine = e.parentSchema?.properties?.engine?.const;
+    return `unknown ${what} "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}${typeof engine === 'string' ? ` for engine=${engine}` : ''}`;
   }
-  // Query values arrive as strings; one that is not was sent more than once.
-  if (context === 'querystring' && e.keyword === 'type') return `${at}: sent more than once; send it once`;
+  if (context === 'querystring') return queryMessage(e, at);
   return `${at}: ${e.message ?? 'is invalid'}`;
 }
 

@@ -32,8 +32,9 @@ export const noQuery = { type: 'object', additionalProperties: false, properties
 export const security: { [name: string]: string[] }[] = [{ gatewayKey: [], gatewayHost: [] }, { bearer: [] }];
 
 /**
- * A GET endpoint's query string: every parameter a string (they arrive as text and the core
- * parses them, so a bad one is 400 naming it), unknown parameters refused.
+ * A GET endpoint's query string: each parameter a string unless it says its type (integer,
+ * number, boolean: Ajv coerces the text and fills in defaults, validation.ts), unknown
+ * parameters refused.
  */
 export function queryString(props: Record<string, Record<string, unknown>>, required: string[] = []) {
   return {

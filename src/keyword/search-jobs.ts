@@ -1,12 +1,12 @@
 /**
- * GET /v1/jobs as a function of its query parameters: postings newest first, filtered by
- * keywords (the /v1/news query language), vocabulary skills (all required), location words,
- * remote and posting time; keyset cursor. The SQL runs on a reader thread.
+ * GET /v1/jobs as a function of its query: postings newest first, filtered by keywords (the
+ * /v1/news query language), vocabulary skills (all required), location words, remote and
+ * posting time; keyset cursor. The route checks and types the parameters; the SQL runs on a
+ * reader thread.
  */
 import { AppError } from '../errors.js';
 import type { JobsIndex } from './jobs.js';
 import { highlight } from './highlight.js';
-import { bool, csv, int, text, timeRange } from '../params.js';
 import { parseQuery, termMatcher, type TokenMatch } from './query.js';
 import { tokenize } from './text.js';
 import { fingerprint, type CursorCodec } from '../cursor/index.js';
@@ -20,7 +20,20 @@ export interface JobsDeps {
   cursors: CursorCodec;
 }
 
-export type JobsParams = Partial<Record<'q' | 'skills' | 'location' | 'remote' | 'since' | 'limit' | 'cursor', string>>;
+/** A search, checked and typed by the route (its schema holds the defaults). */
+export interface JobsQuery {
+  q?: string;
+  /** Vocabulary names or aliases, all required (resolveSkills). */
+  skills: string[];
+  /** Words of the location, in order. */
+  location?: string;
+  remote?: boolean;
+  /** Postings from this time, Unix seconds. */
+  since?: number;
+  /** Rows a page, 1 to 100. */
+  limit: number;
+  cursor?: string;
+}
 
 export interface JobResult {
   id: string;
@@ -50,9 +63,8 @@ export interface JobsResponse {
   partial: boolean;
 }
 
-/** Canonical names of a comma-separated skills parameter; 400 unknown_skill naming any outside the vocabulary. */
-export function resolveSkills(vocabulary: Vocabulary, value: string | undefined): string[] {
-  const names = csv('skills', value, 20) ?? [];
+/** Canonical names of skill names or aliases; 400 unknown_skill naming any outside the vocabulary. */
+export function resolveSkills(vocabulary: Vocabulary, names: readonly string[]): string[] {
   const unknown = names.filter((n) => !vocabulary.resolve(n));
   if (unknown.length) throw new AppError('unknown_skill', `skills: ${unknown.map((n) => JSON.stringify(n)).join(', ')} not in the reviewed vocabulary (GET /v1/taxonomies/skills)`);
   return [...new Set(names.map((n) => vocabulary.resolve(n)!.name))];
@@ -100,13 +112,9 @@ export function jobResult(j: JobRecord): JobResult {
   };
 }
 
-export async function searchJobs(deps: JobsDeps, p: JobsParams): Promise<JobsResponse> {
-  const q = text('q', p.q, 1000);
-  const location = text('location', p.location, 200);
+export async function searchJobs(deps: JobsDeps, p: JobsQuery): Promise<JobsResponse> {
+  const { q, location, remote, since, limit } = p;
   const skills = resolveSkills(deps.vocabulary, p.skills);
-  const remote = bool('remote', p.remote);
-  const { since } = timeRange(p.since, undefined);
-  const limit = int('limit', p.limit, 1, 100) ?? 25;
   const { match, matches } = matchOf(q, location);
   const fp = fingerprint({ corpus: 'jobs', q, location, skills: [...skills].sort(), remote, since });
   let after: number | undefined;

@@ -1,7 +1,7 @@
 /**
- * GET /v1/news as a function of its query parameters: keyword search over the corpus
- * /v1/match serves, newest-first (keyset cursor) or by BM25 (cursor too), with the source,
- * time and edit filters of /v1/match. Parameters are checked here; the SQL runs on a reader
+ * GET /v1/news as a function of its query: keyword search over the corpus /v1/match serves,
+ * newest-first (keyset cursor) or by BM25 (cursor too), with the source, time and edit
+ * filters of /v1/match. The route checks and types the parameters; the SQL runs on a reader
  * thread; highlights are cut here from the few rows shown.
  */
 import { AppError } from '../errors.js';
@@ -9,7 +9,6 @@ import { fingerprint, type CursorCodec } from '../cursor/index.js';
 import { articleFields, resolveSources, type ArticleFields, type Store } from '../store/index.js';
 import { highlight } from './highlight.js';
 import type { NewsIndex } from './news.js';
-import { bool, csv, int, oneOf, text, timeRange } from '../params.js';
 import { parseQuery, termMatcher } from './query.js';
 
 export interface NewsDeps {
@@ -20,8 +19,26 @@ export interface NewsDeps {
   outletNames?: () => Set<string>;
 }
 
-/** The query string, as sent (every value a string). */
-export type NewsParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'sort' | 'include_edits' | 'limit' | 'cursor', string>>;
+export const NEWS_SORTS = ['time', 'relevance'] as const;
+export type NewsSort = (typeof NEWS_SORTS)[number];
+export const Q_MAX = 1000;
+
+/** A search, checked and typed by the route (its schema holds the defaults). */
+export interface NewsQuery {
+  /** The query language of parseQuery. */
+  q: string;
+  /** Source names to keep, or to drop: not both (400). */
+  sources?: string[];
+  exclude_sources?: string[];
+  /** Inclusive bounds on event_time, Unix seconds. */
+  since?: number;
+  until?: number;
+  sort: NewsSort;
+  include_edits: boolean;
+  /** Rows a page, 1 to 100. */
+  limit: number;
+  cursor?: string;
+}
 
 /** A match item's article fields, `score` under sort=relevance, and the highlight. */
 export interface NewsResult extends ArticleFields {
@@ -37,18 +54,9 @@ export interface NewsResponse {
   partial: boolean;
 }
 
-export const NEWS_SORTS = ['time', 'relevance'] as const;
-export const Q_MAX = 1000;
-
-export async function searchNews(deps: NewsDeps, p: NewsParams): Promise<NewsResponse> {
-  const q = text('q', p.q, Q_MAX, true);
-  const include = csv('sources', p.sources);
-  const exclude = csv('exclude_sources', p.exclude_sources);
+export async function searchNews(deps: NewsDeps, p: NewsQuery): Promise<NewsResponse> {
+  const { q, sources: include, exclude_sources: exclude, since, until, sort, include_edits: includeEdits, limit } = p;
   if (include && exclude) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
-  const { since, until } = timeRange(p.since, p.until);
-  const sort = oneOf('sort', p.sort, NEWS_SORTS) ?? 'time';
-  const includeEdits = bool('include_edits', p.include_edits) ?? false;
-  const limit = int('limit', p.limit, 1, 100) ?? 25;
   const query = parseQuery(q);
 
   let sources = deps.store.listSources();

@@ -1,10 +1,10 @@
 /**
- * The live scrape framework every live endpoint uses. An endpoint declares its parameters,
- * its page rule and how to read and parse its page(s); the framework owns the rest:
+ * The live scrape framework every live endpoint uses. An endpoint declares its parameters
+ * (declare.ts: JSON Schema, from which the HTTP layer builds the route's querystring schema)
+ * and how to read and parse its page(s); the framework owns the rest:
  *
  * - `limit` / `cursor` → 400 locked_parameter (live scrapes page with `page`, spec 4.4);
- * - parameters parsed (400 bad_request naming the bad one) and echoed in `query`, unsent
- *   ones null and defaults shown;
+ * - the checked parameters read and echoed in `query`, unsent ones null and defaults shown;
  * - one deadline for the call (504 timeout), fetch and parse failures and robot checks as 502
  *   scrape_failed with a detail, never a half-parsed 200;
  * - the envelope of spec 2.1: engine, family, query, count, results, next_cursor (null).
@@ -13,27 +13,24 @@
  * HTTP layer's, as for every metered call.
  */
 import { AppError } from '../errors.js';
-import { bool, int, num, oneOf, text } from '../params.js';
 import { CookieJar, type GetOptions, type HttpClient, type Page, type Robots } from '../net/index.js';
+import type { Param } from './declare.js';
 import { ScrapeError } from './page.js';
 import type { ParsePool } from './parse-pool.js';
 
-/** A parameter reader: the raw query-string value (undefined when unsent) to its value. */
-export type ParamReader<T> = (raw: string | undefined, name: string) => T | undefined;
-
-/** How an endpoint pages (spec 4.4): `page` from 1 to max, only 1, or passed on as given. */
-export type PageRule = { max: number } | 'single' | 'forwarded';
+export type { Param } from './declare.js';
 
 export interface LiveEndpoint<Q extends Record<string, unknown>, R> {
   engine: string;
   family: string;
-  params: { [K in keyof Q]-?: ParamReader<Q[K]> };
-  /** Values of unsent parameters that have one (shown in the echo). */
-  defaults: Partial<Q>;
-  page: PageRule | null;
+  /**
+   * Its query parameters beside `engine`, `page` among them where it pages (`pageParam`):
+   * the route's querystring schema is built from these, defaults included.
+   */
+  params: { [K in keyof Q]-?: Param<NonNullable<Q[K]>> };
   /** Filters this engine pins, beside limit and cursor (publisher engines: `sources`), and why. */
   locked?: Record<string, string>;
-  /** Cross-parameter rules (400 bad_request), after each parameter is read. */
+  /** Cross-parameter rules (400 bad_request), on the checked values (unsent ones null). */
   check?(q: Q): void;
   /**
    * Reads and parses the page(s): the results, or the results and fields the envelope carries
@@ -62,26 +59,32 @@ export interface Envelope<R> {
 
 const LOCKED = ['limit', 'cursor'];
 
-export const bad = (message: string) => new AppError('bad_parameter', message);
-
-export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, raw: Record<string, string | undefined>, fetcher: HttpClient, parsers: ParsePool): Promise<Envelope<R>> {
+/**
+ * 400 locked_parameter when `sent` (the names of the parameters a caller sent) holds `limit`,
+ * `cursor` or a filter the engine pins: answered before any other check of the query.
+ */
+export function refuseLocked(endpoint: LiveEndpoint<any, unknown>, sent: Iterable<string>): void {
+  const names = new Set(sent);
   for (const name of LOCKED) {
-    if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
+    if (names.has(name)) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
   }
   for (const [name, why] of Object.entries(endpoint.locked ?? {})) {
-    if (raw[name] !== undefined) throw new AppError('locked_parameter', `${name} is locked on engine=${endpoint.engine}: ${why}`);
+    if (names.has(name)) throw new AppError('locked_parameter', `${name} is locked on engine=${endpoint.engine}: ${why}`);
   }
-  const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(endpoint.params, k));
-  if (unknown.length) throw bad(`unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
-  const q = {} as Q;
-  for (const name of Object.keys(endpoint.params) as (keyof Q & string)[]) {
-    const value = endpoint.params[name](raw[name], name);
-    q[name] = (value === undefined ? (endpoint.defaults[name] ?? null) : value) as Q[keyof Q & string];
+}
+
+/**
+ * Runs one call. `sent` holds the parameters the route's schema (built from `params`)
+ * checked, typed, defaults filled in: each is read (`Param.read`), unsent ones become null, and
+ * `check` sees them all.
+ */
+export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, sent: Readonly<Record<string, unknown>>, fetcher: HttpClient, parsers: ParsePool): Promise<Envelope<R>> {
+  const q: Record<string, unknown> = {};
+  for (const [name, param] of Object.entries(endpoint.params as Record<string, Param<unknown>>)) {
+    const value = sent[name];
+    q[name] = value === undefined ? (param.schema.default ?? null) : param.read ? param.read(value, name) : value;
   }
-  const rule = endpoint.page;
-  if (rule === 'single' && q.page !== 1) throw bad('page: this engine has a single page; page must be 1');
-  if (rule && rule !== 'single' && rule !== 'forwarded' && (q.page as number) > rule.max) throw bad(`page: 1 to ${rule.max} for this engine`);
-  endpoint.check?.(q);
+  endpoint.check?.(q as Q);
 
   const signal = fetcher.deadline();
   const jar = new CookieJar();
@@ -93,7 +96,7 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
   };
   let out: R[] | { results: R[]; extra: Record<string, unknown> };
   try {
-    out = await endpoint.run(q, call);
+    out = await endpoint.run(q as Q, call);
   } catch (e) {
     if (e instanceof ScrapeError) throw new AppError('scrape_failed', e.detail, { cause: e });
     if (e instanceof AppError) throw e;
@@ -111,51 +114,4 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
  */
 export function fillTemplate(template: string, values: Record<string, string | number>): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(values, name) ? encodeURIComponent(String(values[name])) : whole));
-}
-
-// Parameter readers of live endpoints: the platform's (src/params.ts), curried.
-
-export const stringParam =
-  (max = 500): ParamReader<string> =>
-  (raw, name) => {
-    if (raw !== undefined && raw.trim() === '') throw bad(`${name}: empty`);
-    return text(name, raw?.trim(), max);
-  };
-
-export const enumParam =
-  <T extends string>(values: readonly T[]): ParamReader<T> =>
-  (raw, name) =>
-    oneOf(name, raw, values);
-
-export const intParam =
-  (min: number, max: number): ParamReader<number> =>
-  (raw, name) =>
-    int(name, raw, min, max);
-
-export const numberParam =
-  (min: number, max: number): ParamReader<number> =>
-  (raw, name) =>
-    num(name, raw, min, max);
-
-export const trueParam: ParamReader<boolean> = (raw, name) => bool(name, raw);
-
-export const patternParam =
-  (re: RegExp, what: string): ParamReader<string> =>
-  (raw, name) => {
-    if (raw === undefined) return undefined;
-    if (!re.test(raw)) throw bad(`${name}: ${what}, got ${JSON.stringify(raw)}`);
-    return raw;
-  };
-
-/** An absolute http(s) URL a caller names (read as an untrusted target). */
-export const urlParam: ParamReader<string> = (raw, name) => {
-  if (raw === undefined) return undefined;
-  const v = raw.trim();
-  if (v.length > 2048 || !/^https?:\/\/[^/]/i.test(v) || !URL.canParse(v)) throw bad(`${name}: an absolute http(s) URL, got ${JSON.stringify(raw.slice(0, 100))}`);
-  return new URL(v).href;
-};
-
-/** Requires parameters the reader let through as null (unsent). */
-export function required<Q extends Record<string, unknown>>(q: Q, ...names: (keyof Q & string)[]): void {
-  for (const name of names) if (q[name] === null) throw bad(`${name} is required`);
 }

@@ -11,7 +11,6 @@
 import { AppError } from '../errors.js';
 import type { JobsIndex } from '../keyword/jobs.js';
 import type { NewsIndex } from '../keyword/news.js';
-import { bool, csv, oneOf, text, timeRange } from '../params.js';
 import { parseQuery } from '../keyword/query.js';
 import { resolveSkills } from '../keyword/index.js';
 import type { Skill, Vocabulary } from '../jobs/vocabulary.js';
@@ -36,7 +35,17 @@ export interface MarketDeps {
   outletNames?: () => Set<string>;
 }
 
-export type SkillsMarketParams = Partial<Record<'skills' | 'since' | 'until' | 'interval', string>>;
+/** Inclusive bounds on a posting's or an article's time, Unix seconds. */
+export interface TimeRange {
+  since?: number;
+  until?: number;
+}
+
+export interface SkillsMarketQuery extends TimeRange {
+  /** Vocabulary names or aliases. */
+  skills: string[];
+  interval: 'week' | 'month';
+}
 
 export interface SkillSeries {
   name: string;
@@ -60,11 +69,11 @@ function nextBucket(b: number, interval: 'week' | 'month'): number {
 }
 const isoDay = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
 
-export async function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
+export async function skillsMarket(deps: MarketDeps, p: SkillsMarketQuery) {
   const names = resolveSkills(deps.vocabulary, p.skills);
   if (names.length === 0) throw new AppError('bad_parameter', 'skills is required: comma-separated names from GET /v1/taxonomies/skills');
-  const interval = oneOf('interval', p.interval, ['week', 'month'] as const) ?? 'month';
-  const range = timeRange(p.since, p.until);
+  const { interval } = p;
+  const range = { since: p.since, until: p.until };
   // The keyword index caught up and read on its threads, off the event loop.
   await deps.jobsIndex.fresh();
   const skills = await Promise.all(names.map(async (name): Promise<SkillSeries> => {
@@ -97,17 +106,23 @@ export async function skillsMarket(deps: MarketDeps, p: SkillsMarketParams) {
   return { interval, since: first === undefined ? null : isoDay(first), until: last === undefined ? null : isoDay(last), skills };
 }
 
-export type NewsVolumeParams = Partial<Record<'q' | 'sources' | 'exclude_sources' | 'since' | 'until' | 'include_edits', string>>;
-
-/** The JSON body of POST /v1/market/news-volume (schema-checked by the route). */
-export interface NewsVolumeBody {
-  vector: number[];
-  min_score?: number;
+/** The filters of /v1/news (GET) and /v1/match (POST) a volume is counted under. */
+export interface VolumeFilters extends TimeRange {
+  /** Source names to keep, or to drop: not both (400). */
   sources?: string[];
   exclude_sources?: string[];
-  since?: string;
-  until?: string;
-  include_edits?: boolean;
+  include_edits: boolean;
+}
+
+/** GET /v1/market/news-volume: a keyword query (the /v1/news language). */
+export interface KeywordVolumeQuery extends VolumeFilters {
+  q: string;
+}
+
+/** POST /v1/market/news-volume: a bge-m3 vector and a cosine floor. */
+export interface VectorVolumeQuery extends VolumeFilters {
+  vector: number[];
+  min_score: number;
 }
 
 export interface NewsVolume {
@@ -138,28 +153,28 @@ function volumeOf(rows: { day: string; sourceId: number; n: number }[], sources:
   };
 }
 
-function domainOf(deps: MarketDeps, include: string[] | undefined, exclude: string[] | undefined, since?: string, until?: string, includeEdits?: boolean) {
-  if (include && exclude) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
+function domainOf(deps: MarketDeps, f: VolumeFilters) {
+  if (f.sources && f.exclude_sources) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
   const sources = deps.store.listSources();
-  const allowed = resolveSources(sources, include, exclude, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
-  return { sources, domain: { ...timeRange(since, until), includeEdits: includeEdits ?? false, sources: allowed } satisfies Domain };
+  const allowed = resolveSources(sources, f.sources, f.exclude_sources, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
+  return { sources, domain: { since: f.since, until: f.until, includeEdits: f.include_edits, sources: allowed } satisfies Domain };
 }
 
 /** GET: articles a keyword query matches, per day and source. */
-export async function newsVolumeByKeyword(deps: MarketDeps, p: NewsVolumeParams): Promise<NewsVolume> {
-  const query = parseQuery(text('q', p.q, 1000, true));
-  const { sources, domain } = domainOf(deps, csv('sources', p.sources), csv('exclude_sources', p.exclude_sources), p.since, p.until, bool('include_edits', p.include_edits));
+export async function newsVolumeByKeyword(deps: MarketDeps, p: KeywordVolumeQuery): Promise<NewsVolume> {
+  const query = parseQuery(p.q);
+  const { sources, domain } = domainOf(deps, p);
   await deps.news.fresh();
   return volumeOf(await deps.news.queryVolume({ match: query.match, ...domain }), sources);
 }
 
 /** POST: articles within a cosine floor of a bge-m3 vector, per day and source. */
-export async function newsVolumeByVector(deps: MarketDeps, b: NewsVolumeBody): Promise<NewsVolume> {
+export async function newsVolumeByVector(deps: MarketDeps, b: VectorVolumeQuery): Promise<NewsVolume> {
   const query = normalise(b.vector);
   if (!query) throw new AppError('bad_parameter', 'vector: an all-zero vector has no direction');
-  const { sources, domain } = domainOf(deps, b.sources, b.exclude_sources, b.since, b.until, b.include_edits);
+  const { sources, domain } = domainOf(deps, b);
   await deps.catchUp();
-  const hits = await deps.search.range(query, b.min_score ?? 0.5, domain);
+  const hits = await deps.search.range(query, b.min_score, domain);
   const counts = new Map<string, { day: string; sourceId: number; n: number }>();
   for (const h of hits) {
     const day = isoDay(deps.catalog.eventTime[h.ord]);
@@ -172,8 +187,9 @@ export async function newsVolumeByVector(deps: MarketDeps, b: NewsVolumeBody): P
   return volumeOf([...counts.values()], sources);
 }
 
+/** The vocabulary, or one category of it (a name of `vocabulary.categories`, as the route's schema checks). */
 export function skillsTaxonomy(vocabulary: Vocabulary, p: { category?: string }): { count: number; categories: readonly string[]; skills: Skill[] } {
-  const category = oneOf('category', p.category, vocabulary.categories);
+  const { category } = p;
   const skills = vocabulary.skills.filter((s) => category === undefined || s.category === category);
   return { count: skills.length, categories: vocabulary.categories, skills: skills.map((s) => ({ name: s.name, category: s.category, aliases: s.aliases })) };
 }

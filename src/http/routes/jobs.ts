@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { searchJobs, type JobsParams } from '../../keyword/index.js';
+import { searchJobs, type JobsQuery } from '../../keyword/index.js';
 import type { Service } from '../../service.js';
+import { csv, timeRange } from '../params.js';
 import { errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
 const querystring = queryString({
   q: { maxLength: 1000, description: 'Keywords over title, company, location, skills and description (the /v1/news query language).' },
   skills: { description: 'Comma-separated skills (names or aliases from GET /v1/taxonomies/skills), all required.' },
   location: { maxLength: 200, description: 'Words of the location, in order (e.g. "San Francisco").' },
-  remote: { enum: ['true', 'false'] },
+  remote: { type: 'boolean', description: 'true: remote postings only; false: postings stated as not remote.' },
   since: { description: 'Postings from this time (RFC 3339).' },
-  limit: { pattern: '^[0-9]+$', default: '25', description: '1 to 100.' },
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
   cursor: { description: '`next_cursor` of the previous page, with every other parameter but limit unchanged.' },
 });
 
@@ -36,8 +37,25 @@ const result = {
   },
 } as const;
 
+/** The query string as the schema lets it through: typed, defaults filled in. */
+interface JobsQueryString {
+  q?: string;
+  skills?: string;
+  location?: string;
+  remote?: boolean;
+  since?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** The search the core runs for a checked query string: skills split (at most 20), `since` read. */
+function jobsQuery(p: JobsQueryString): JobsQuery {
+  const { skills, since, ...rest } = p;
+  return { ...rest, skills: csv('skills', skills, 20) ?? [], since: timeRange(since, undefined).since };
+}
+
 export function jobsRoutes(app: FastifyInstance, service: Service): void {
-  app.get<{ Querystring: JobsParams }>('/v1/jobs', {
+  app.get<{ Querystring: JobsQueryString }>('/v1/jobs', {
     config: { auth: true, product: 'jobs', badInput: 'bad_parameter' },
     schema: {
       summary: 'Search job postings, newest first',
@@ -48,6 +66,6 @@ export function jobsRoutes(app: FastifyInstance, service: Service): void {
         ...errorResponses(400, 401, 403, 429, 503),
       },
     },
-    handler: async (req) => searchJobs(service, req.query),
+    handler: async (req) => searchJobs(service, jobsQuery(req.query)),
   });
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy, type NewsVolumeBody, type NewsVolumeParams, type SkillsMarketParams } from '../../market/market.js';
+import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy } from '../../market/market.js';
 import type { Service } from '../../service.js';
-import { errorResponses, queryString, security, sourceNames } from '../schemas.js';
+import { csv, timeRange, withDefaults } from '../params.js';
+import { errorResponses, noQuery, queryString, security, sourceNames } from '../schemas.js';
 
 const errors = errorResponses(400, 401, 403, 429, 503);
 const volume200 = {
@@ -65,50 +66,97 @@ const range = {
   until: { description: 'Inclusive upper bound (RFC 3339).' },
 };
 
+const skillsQuery = queryString({ skills: { description: 'Comma-separated skills (vocabulary names or aliases).' }, ...range, interval: { enum: ['week', 'month'], default: 'month' } }, ['skills']);
+/** /v1/market/skills's query string as the schema lets it through: typed, defaults filled in. */
+interface SkillsQueryString {
+  skills: string;
+  since?: string;
+  until?: string;
+  interval: 'week' | 'month';
+}
+
+const volumeQuery = queryString({
+  q: { maxLength: 1000, description: 'Keywords (the /v1/news query language).' },
+  sources: { description: 'Comma-separated source names to keep.' },
+  exclude_sources: { description: 'Comma-separated source names to drop.' },
+  ...range,
+  include_edits: { type: 'boolean', default: false, description: 'Every revision counted (true) or first publications only.' },
+}, ['q']);
+interface VolumeQueryString {
+  q: string;
+  sources?: string;
+  exclude_sources?: string;
+  since?: string;
+  until?: string;
+  include_edits: boolean;
+}
+
+const volumeBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['vector'],
+  properties: {
+    vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' } },
+    min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5 },
+    sources: sourceNames,
+    exclude_sources: sourceNames,
+    since: { type: 'string' },
+    until: { type: 'string' },
+    include_edits: { type: 'boolean', default: false },
+  },
+} as const;
+/** The body as the schema lets it through; withDefaults fills in min_score and include_edits. */
+interface VolumeBody {
+  vector: number[];
+  min_score: number;
+  sources?: string[];
+  exclude_sources?: string[];
+  since?: string;
+  until?: string;
+  include_edits: boolean;
+}
+
 export function marketRoutes(app: FastifyInstance, service: Service): void {
   const config = { auth: true, product: 'market', badInput: 'bad_parameter' } as const;
-  app.get<{ Querystring: SkillsMarketParams }>('/v1/market/skills', {
+  app.get<{ Querystring: SkillsQueryString }>('/v1/market/skills', {
     config,
     schema: {
       summary: 'Postings per skill per week or month, and the skills asked for beside each',
       security,
-      querystring: queryString({ skills: { description: 'Comma-separated skills (vocabulary names or aliases).' }, ...range, interval: { enum: ['week', 'month'], default: 'month' } }, ['skills']),
+      querystring: skillsQuery,
       response: { 200: skills200, ...errors },
     },
-    handler: async (req) => skillsMarket(service, req.query),
+    handler: async (req) => {
+      const { skills, since, until, interval } = req.query;
+      return skillsMarket(service, { skills: csv('skills', skills, 20)!, ...timeRange(since, until), interval });
+    },
   });
-  app.get<{ Querystring: NewsVolumeParams }>('/v1/market/news-volume', {
+  app.get<{ Querystring: VolumeQueryString }>('/v1/market/news-volume', {
     config,
     schema: {
       summary: 'Articles per day and source matching a keyword query',
       security,
-      querystring: queryString({ q: { maxLength: 1000 }, sources: {}, exclude_sources: {}, ...range, include_edits: { enum: ['true', 'false'] } }, ['q']),
+      querystring: volumeQuery,
       response: { 200: volume200, ...errors },
     },
-    handler: async (req) => newsVolumeByKeyword(service, req.query),
+    handler: async (req) => {
+      const { sources, exclude_sources, since, until, ...rest } = req.query;
+      return newsVolumeByKeyword(service, { ...rest, sources: csv('sources', sources), exclude_sources: csv('exclude_sources', exclude_sources), ...timeRange(since, until) });
+    },
   });
-  app.post<{ Body: NewsVolumeBody }>('/v1/market/news-volume', {
+  app.post<{ Body: VolumeBody }>('/v1/market/news-volume', {
     config,
     schema: {
       summary: 'Articles per day and source within a cosine floor of a bge-m3 vector',
       security,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['vector'],
-        properties: {
-          vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' } },
-          min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5 },
-          sources: sourceNames,
-          exclude_sources: sourceNames,
-          since: { type: 'string' },
-          until: { type: 'string' },
-          include_edits: { type: 'boolean' },
-        },
-      },
+      querystring: noQuery,
+      body: volumeBody,
       response: { 200: volume200, ...errors, ...errorResponses(413, 415, 422) },
     },
-    handler: async (req) => newsVolumeByVector(service, req.body),
+    handler: async (req) => {
+      const { since, until, ...rest } = withDefaults(volumeBody, req.body);
+      return newsVolumeByVector(service, { ...rest, ...timeRange(since, until) });
+    },
   });
   app.get<{ Querystring: { category?: string } }>('/v1/taxonomies/skills', {
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },

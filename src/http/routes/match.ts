@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { match, MODEL, type MatchRequest } from '../../match/index.js';
 import type { Service } from '../../service.js';
-import { ARTICLE_FIELDS, articleFields, errorResponses, security, sourceNames } from '../schemas.js';
+import { ARTICLE_FIELDS, articleFields, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
 
 const body = {
   type: 'object',
@@ -51,6 +51,7 @@ export function matchRoutes(app: FastifyInstance, service: Service): void {
     schema: {
       summary: 'Match articles to a text, a vector, or nothing',
       security,
+      querystring: noQuery,
       body,
       response: { 200: response200, ...errorResponses(400, 401, 403, 413, 415, 422, 429, 503) },
     },

@@ -7,7 +7,8 @@
  * `pages` says what became of each page tried.
  */
 import { AppError } from '../../errors.js';
-import { patternParam, required, type LiveCall, type LiveEndpoint } from '../engine.js';
+import { bad, type Param } from '../declare.js';
+import type { LiveCall, LiveEndpoint } from '../engine.js';
 import type { CountryCode, PageContacts } from './extract.js';
 
 export interface ContactItem {
@@ -37,24 +38,29 @@ export interface ContactsOptions {
 
 /** A host name (IDN allowed, stored as punycode) with an optional port; no scheme or path. */
 const DOMAIN = /^(?=.{1,253}(:|$))([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$/;
-const domainParam = patternParam(DOMAIN, 'a domain name such as example.com, without scheme or path');
+const DOMAIN_WHAT = 'a domain name such as example.com, without scheme or path';
+
+/**
+ * The domain: lower-cased, a trailing dot dropped, an internationalised name as the punycode
+ * the DNS holds, then matched against DOMAIN (which the sent form need not match, so the
+ * schema checks only that it is text).
+ */
+const domainParam: Param<string> = {
+  schema: { type: 'string', minLength: 1, maxLength: 300, examples: ['example.com'], description: `${DOMAIN_WHAT[0].toUpperCase()}${DOMAIN_WHAT.slice(1)}; an internationalised one is read as its punycode.` },
+  required: true,
+  read: (value, name) => {
+    let host = value.trim().toLowerCase().replace(/\.$/, '');
+    if (URL.canParse(`http://${host}`) && !/[/?#@\s]/.test(host)) host = new URL(`http://${host}`).host;
+    if (!DOMAIN.test(host)) throw bad(`${name}: ${DOMAIN_WHAT}, got ${JSON.stringify(host)}`);
+    return host;
+  },
+};
 
 export function contactsEndpoint(opts: ContactsOptions) {
   const contacts: LiveEndpoint<{ domain: string }, ContactItem> = {
     engine: 'contacts',
     family: 'contacts',
-    params: {
-      domain: (raw, name) => {
-        if (raw === undefined) return undefined;
-        let host = raw.trim().toLowerCase().replace(/\.$/, '');
-        // An internationalised name is matched as the punycode the DNS holds.
-        if (URL.canParse(`http://${host}`) && !/[/?#@\s]/.test(host)) host = new URL(`http://${host}`).host;
-        return domainParam(host, name);
-      },
-    },
-    defaults: {},
-    page: null,
-    check: (q) => required(q, 'domain'),
+    params: { domain: domainParam },
     run: (q, call) => crawl(q.domain, call, opts),
   };
   return { contacts };

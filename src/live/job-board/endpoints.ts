@@ -3,7 +3,8 @@
  * the JOB_BOARD_LAYOUT layout) for `q` and `location`, `page` forwarded as a `{start}` offset
  * of 10 a page (Indeed's step and LinkedIn's page size alike).
  */
-import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
+import { bad, pageParam, stringParam } from '../declare.js';
+import { fillTemplate, type LiveEndpoint } from '../engine.js';
 import type { JobBoardLayout, JobItem } from './parse.js';
 
 const PAGE_SIZE = 10;
@@ -12,9 +13,11 @@ export function jobBoardEndpoints(url: string, layout: JobBoardLayout, clock: ()
   const listing: LiveEndpoint<{ q: string | null; location: string | null; page: number }, JobItem> = {
     engine: 'job_boards',
     family: 'jobs',
-    params: { q: stringParam(200), location: stringParam(200), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: 'forwarded',
+    params: {
+      q: stringParam(200, { description: 'Search terms (q, location or both).' }),
+      location: stringParam(200, { description: 'Where (q, location or both).' }),
+      page: pageParam('forwarded'),
+    },
     check(q) {
       if (q.q === null && q.location === null) throw bad('q or location is required');
     },

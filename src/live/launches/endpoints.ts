@@ -5,7 +5,8 @@
  * not_found when the site has none. The launched product's own site is never read.
  */
 import { AppError } from '../../errors.js';
-import { bad, intParam, patternParam, required, stringParam, type LiveEndpoint } from '../engine.js';
+import { bad, pageParam, patternParam, stringParam } from '../declare.js';
+import type { LiveEndpoint } from '../engine.js';
 import { leaderboardPath, pacificDay } from './day.js';
 import type { Launch, LaunchDetail } from './parse.js';
 
@@ -22,9 +23,12 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
   const list: LiveEndpoint<{ date: string; q: string | null; page: number }, Launch> = {
     engine: 'launches',
     family: FAMILY,
-    params: { date: patternParam(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD'), q: stringParam(200), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: 'single',
+    params: {
+      // Unsent: today on the site's Pacific-time calendar (check).
+      date: patternParam(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD', '2026-05-01'),
+      q: stringParam(200, { description: 'Keeps launches whose name, tagline, slug or topic contains it.' }),
+      page: pageParam('single'),
+    },
     check(q) {
       const today = pacificDay(new Date(clock()));
       if (q.date === null) {
@@ -47,10 +51,7 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
   const product: LiveEndpoint<{ slug: string }, LaunchDetail> = {
     engine: 'launches',
     family: FAMILY,
-    params: { slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches') },
-    defaults: {},
-    page: null,
-    check: (q) => required(q, 'slug'),
+    params: { slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches', 'example-app', { required: true }) },
     async run(q, call) {
       const page = await call.get(`${base}/posts/${q.slug}`, { accept404: true });
       const detail = page.status === 404 ? null : await call.parse('parseLaunch', page.html, new URL(base).origin);

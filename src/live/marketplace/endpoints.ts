@@ -7,7 +7,8 @@
  * the other sites take the same parameter names, and a mirror may map the ids.
  */
 import { AppError } from '../../errors.js';
-import { bad, enumParam, intParam, numberParam, patternParam, stringParam, trueParam, type LiveCall, type LiveEndpoint } from '../engine.js';
+import { bad, boolParam, enumParam, intParam, numberParam, pageParam, patternParam, stringParam } from '../declare.js';
+import type { LiveCall, LiveEndpoint } from '../engine.js';
 import { ScrapeError } from '../page.js';
 import type { BestsellerItem, BestsellersPage } from './bestsellers.js';
 import type { Department } from './categories.js';
@@ -34,8 +35,11 @@ export const siteBase = (template: string): SiteBase => (country) => template.re
 
 const context = (base: SiteBase, country: Country): PageContext => ({ origin: new URL(base(country)).origin, currency: MARKETPLACES[country].currency });
 
-const country = enumParam(COUNTRIES);
-const zipCode = stringParam(12);
+const country = enumParam(COUNTRIES, { default: 'us', description: 'The marketplace site: its domain, currency and conditions.' });
+const zipCode = stringParam(12, { description: 'A postal code of the country: prices, stock and delivery follow it (two extra page reads).' });
+const nodeId = patternParam(/^\d{1,20}$/, 'a numeric browse node id', '2407749011');
+const categorySlug = /^[a-z0-9-]{1,60}$/;
+const CATEGORY = 'a department slug such as hi or electronics';
 
 function checkZip(q: { country: Country; zip_code: string | null }): void {
   if (q.zip_code !== null && !MARKETPLACES[q.country].zip.test(q.zip_code)) throw bad(`zip_code: not a postal code of ${q.country}, got ${JSON.stringify(q.zip_code)}`);
@@ -93,22 +97,20 @@ export function marketplaceEndpoints(base: SiteBase) {
     engine: ENGINE,
     family: FAMILY,
     params: {
-      q: stringParam(500),
-      category_id: patternParam(/^\d{1,20}$/, 'a numeric browse node id'),
-      sort_by: enumParam(Object.keys(SORTS) as (keyof typeof SORTS)[]),
+      q: stringParam(500, { description: 'Search terms (required unless category_id is set).' }),
+      category_id: nodeId,
+      sort_by: enumParam(Object.keys(SORTS) as (keyof typeof SORTS)[], { default: 'relevance' }),
       min_price: numberParam(0, 1e9),
       max_price: numberParam(0, 1e9),
       brand: stringParam(100),
-      prime: trueParam,
-      min_rating: intParam(1, 4),
-      condition: enumParam(Object.keys(CONDITIONS) as (keyof typeof CONDITIONS)[]),
+      prime: boolParam({ description: 'Fast delivery only (us only).' }),
+      min_rating: intParam(1, 4, { description: 'Stars and up.' }),
+      condition: enumParam(Object.keys(CONDITIONS) as (keyof typeof CONDITIONS)[], { description: 'As the country offers.' }),
       deals: enumParam(Object.keys(DEALS) as (keyof typeof DEALS)[]),
-      page: intParam(1, 1_000),
+      page: pageParam({ max: 10 }),
       country,
       zip_code: zipCode,
     },
-    defaults: { sort_by: 'relevance', page: 1, country: 'us' },
-    page: { max: 10 },
     check(q) {
       if (q.q === null && q.category_id === null) throw bad('q is required unless category_id is set');
       if (q.prime !== null && q.country !== 'us') throw bad(`prime: the fast-delivery filter exists on the us marketplace only, not ${q.country}`);
@@ -129,11 +131,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     country: Country;
     zip_code: string | null;
   }
-  const productParams = { asin: patternParam(ASIN, 'a 10-character ASIN such as B0DR8G428S'), country, zip_code: zipCode };
-  const requireAsin = (q: ProductQuery) => {
-    if (q.asin === null) throw bad('asin is required');
-    checkZip(q);
-  };
+  const productParams = { asin: patternParam(ASIN, 'a 10-character ASIN such as B0DR8G428S', 'B0DR8G428S', { required: true }), country, zip_code: zipCode };
   const readProduct = async (q: ProductQuery, call: LiveCall) => {
     const b = base(q.country);
     await setLocation(call, b, q.zip_code);
@@ -145,9 +143,7 @@ export function marketplaceEndpoints(base: SiteBase) {
     engine: ENGINE,
     family: FAMILY,
     params: productParams,
-    defaults: { country: 'us' },
-    page: null,
-    check: requireAsin,
+    check: checkZip,
     run: async (q, call) => [await call.parse('parseProductPage', await readProduct(q, call), context(base, q.country))],
   };
   const reviews: LiveEndpoint<ProductQuery, Review> = {
@@ -168,16 +164,11 @@ export function marketplaceEndpoints(base: SiteBase) {
     seller_id: string;
     country: Country;
   }
-  const sellerId = patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45');
+  const sellerId = patternParam(/^[A-Z0-9]{8,20}$/, 'a seller id such as A2DP2EEPU3VU45, from the offers endpoint', 'A2DP2EEPU3VU45', { required: true });
   const seller: LiveEndpoint<SellerQuery, SellerProfile> = {
     engine: ENGINE,
     family: FAMILY,
     params: { seller_id: sellerId, country },
-    defaults: { country: 'us' },
-    page: null,
-    check(q) {
-      if (q.seller_id === null) throw bad('seller_id is required (the offers endpoint gives it)');
-    },
     run: async (q, call) => {
       const page = await call.get(`${base(q.country)}/sp?seller=${q.seller_id}`, { accept404: true });
       if (page.status === 404) throw new AppError('not_found', `no seller ${q.seller_id} on the ${q.country} marketplace`);
@@ -191,11 +182,8 @@ export function marketplaceEndpoints(base: SiteBase) {
   const lookup: LiveEndpoint<LookupQuery, Card> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { gtin: patternParam(/^(\d{8}|\d{12,14})$/, 'a GTIN: 8, 12, 13 or 14 digits') },
-    defaults: {},
-    page: null,
+    params: { gtin: patternParam(/^(\d{8}|\d{12,14})$/, 'a GTIN: 8, 12, 13 or 14 digits', '0885909950805', { required: true }) },
     check(q) {
-      if (q.gtin === null) throw bad('gtin is required');
       if (!gtinValid(q.gtin)) throw bad(`gtin: the check digit of ${q.gtin} is wrong`);
     },
     run: async (q, call) => call.parse('parseSearchResults', (await call.get(`${base('us')}/s?k=${q.gtin}`)).html, context(base, 'us'), { dropSponsored: true }),
@@ -209,12 +197,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const sellerProducts: LiveEndpoint<SellerProductsQuery, Card> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { seller_id: sellerId, page: intParam(1, 1_000), country },
-    defaults: { page: 1, country: 'us' },
-    page: { max: 10 },
-    check(q) {
-      if (q.seller_id === null) throw bad('seller_id is required');
-    },
+    params: { seller_id: sellerId, page: pageParam({ max: 10 }), country },
     run: async (q, call) => {
       const url = `${base(q.country)}/s?me=${q.seller_id}${q.page > 1 ? `&page=${q.page}` : ''}`;
       return call.parse('parseSearchResults', (await call.get(url)).html, context(base, q.country), { dropSponsored: true });
@@ -230,12 +213,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const bestsellers: LiveEndpoint<BestsellersQuery, BestsellerItem> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { category: patternParam(/^[a-z0-9-]{1,60}$/, 'a department slug such as hi or electronics'), node_id: patternParam(/^\d{1,20}$/, 'a numeric browse node id'), page: intParam(1, 1_000), country },
-    defaults: { page: 1, country: 'us' },
-    page: { max: 2 },
-    check(q) {
-      if (q.category === null) throw bad('category is required (a department slug such as hi, electronics)');
-    },
+    params: { category: patternParam(categorySlug, CATEGORY, 'electronics', { required: true }), node_id: nodeId, page: pageParam({ max: 2 }), country },
     run: async (q, call) => {
       const path = `/gp/bestsellers/${q.category}${q.node_id ? `/${q.node_id}` : ''}${q.page > 1 ? `?pg=${q.page}` : ''}`;
       const { items, ...extra } = await call.parse('parseBestsellers', (await call.get(`${base(q.country)}${path}`)).html, context(base, q.country));
@@ -252,9 +230,7 @@ export function marketplaceEndpoints(base: SiteBase) {
   const categories: LiveEndpoint<CategoriesQuery, Department | BestsellersPage['subcategories'][number]> = {
     engine: ENGINE,
     family: FAMILY,
-    params: { category: bestsellers.params.category, node_id: bestsellers.params.node_id, country },
-    defaults: { country: 'us' },
-    page: null,
+    params: { category: patternParam(categorySlug, CATEGORY, 'electronics'), node_id: nodeId, country },
     check(q) {
       if ((q.category === null) !== (q.node_id === null)) throw bad('send both category and node_id (a node\'s children), or neither (the top-level departments)');
     },

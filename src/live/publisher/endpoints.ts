@@ -4,7 +4,8 @@
  * listing page (single page, by URL), and one article (JSON-LD NewsArticle first, the markup
  * second). The publisher is the page itself, so the news `sources` filter is locked here.
  */
-import { fillTemplate, intParam, patternParam, required, urlParam, type LiveEndpoint } from '../engine.js';
+import { pageParam, patternParam, urlParam } from '../declare.js';
+import { fillTemplate, type LiveEndpoint } from '../engine.js';
 import type { Article } from './article.js';
 import type { ListingItem } from './listing.js';
 
@@ -15,11 +16,8 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const wire: LiveEndpoint<{ section: string; page: number }, ListingItem> = {
     engine: 'wire_listing',
     family: FAMILY,
-    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology'), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: { max: 10 },
+    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology', 'world-news', { required: true }), page: pageParam({ max: 10 }) },
     locked: LOCKED,
-    check: (q) => required(q, 'section'),
     async run(q, call) {
       const page = await call.get(fillTemplate(wireUrl, { section: q.section, page: q.page }));
       return call.parse('parseListing', page.html, page.url, new Date(clock()));
@@ -29,11 +27,8 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const listing: LiveEndpoint<{ url: string; page: number }, ListingItem> = {
     engine: 'publisher_listing',
     family: FAMILY,
-    params: { url: urlParam, page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: 'single',
+    params: { url: urlParam('https://example.com/news/', { required: true }), page: pageParam('single') },
     locked: LOCKED,
-    check: (q) => required(q, 'url'),
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
       return call.parse('parseListing', page.html, page.url, new Date(clock()));
@@ -43,11 +38,8 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const article: LiveEndpoint<{ url: string }, Article> = {
     engine: 'publisher_article',
     family: FAMILY,
-    params: { url: urlParam },
-    defaults: {},
-    page: null,
+    params: { url: urlParam('https://example.com/news/2026/05/01/a-story', { required: true }) },
     locked: LOCKED,
-    check: (q) => required(q, 'url'),
     async run(q, call) {
       const page = await call.get(q.url, { untrusted: true });
       return [await call.parse('parseArticle', page.html, page.url)];

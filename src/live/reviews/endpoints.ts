@@ -4,17 +4,18 @@
  * 404 not_found when the site has no profile for the company.
  */
 import { AppError } from '../../errors.js';
-import { fillTemplate, intParam, patternParam, required, type LiveEndpoint } from '../engine.js';
+import { pageParam, patternParam } from '../declare.js';
+import { fillTemplate, type LiveEndpoint } from '../engine.js';
 import type { Review } from './parse.js';
 
 export function reviewEndpoints(url: string, clock: () => number) {
   const reviews: LiveEndpoint<{ company: string; page: number }, Review> = {
     engine: 'company_reviews',
     family: 'reviews',
-    params: { company: patternParam(/^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'the company\'s domain, e.g. example.com'), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: 'forwarded',
-    check: (q) => required(q, 'company'),
+    params: {
+      company: patternParam(/^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "the company's domain, e.g. example.com", 'example.com', { required: true }),
+      page: pageParam('forwarded'),
+    },
     async run(q, call) {
       const page = await call.get(fillTemplate(url, { company: q.company, page: q.page }), { accept404: true });
       const parsed = page.status === 404 ? null : await call.parse('parseCompanyReviews', page.html, page.url, new Date(clock()));

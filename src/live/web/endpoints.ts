@@ -3,7 +3,8 @@
  * results page of the configured upstream (WEB_SEARCH_URL, WEB_NEWS_SEARCH_URL) read and parsed.
  * Web search pages 1–10 of 10 organic results; news search is a single page.
  */
-import { bad, fillTemplate, intParam, stringParam, type LiveEndpoint } from '../engine.js';
+import { pageParam, stringParam } from '../declare.js';
+import { fillTemplate, type LiveEndpoint } from '../engine.js';
 import type { NewsResult } from './news.js';
 import type { WebResult } from './search.js';
 
@@ -15,18 +16,11 @@ interface WebQuery extends Record<string, unknown> {
   page: number;
 }
 
-const requireQ = (q: { q: string | null }) => {
-  if (q.q === null) throw bad('q is required: the search terms');
-};
-
 export function webEndpoints(urls: { search: string; news: string }, clock: () => number) {
   const search: LiveEndpoint<WebQuery, WebResult> = {
     engine: 'web_search',
     family: FAMILY,
-    params: { q: stringParam(500), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: { max: 10 },
-    check: requireQ,
+    params: { q: stringParam(500, { required: true, description: 'The search terms.' }), page: pageParam({ max: 10 }) },
     async run(q, call) {
       const start = (q.page - 1) * PAGE_SIZE;
       const page = await call.get(fillTemplate(urls.search, { q: q.q, start, page: q.page }));
@@ -37,10 +31,7 @@ export function webEndpoints(urls: { search: string; news: string }, clock: () =
   const news: LiveEndpoint<WebQuery, NewsResult> = {
     engine: 'web_news_search',
     family: FAMILY,
-    params: { q: stringParam(500), page: intParam(1, 1_000) },
-    defaults: { page: 1 },
-    page: 'single',
-    check: requireQ,
+    params: { q: stringParam(500, { required: true, description: 'The search terms.' }), page: pageParam('single') },
     async run(q, call) {
       const page = await call.get(fillTemplate(urls.news, { q: q.q }));
       return call.parse('parseNewsResults', page.html, { pageUrl: page.url, fetchedAt: new Date(clock()) });
