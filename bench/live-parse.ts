@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { ParsePool } from '../src/live/parse-pool.js';
+import { ParsePool } from '../src/live/index.js';
 
 const PAGE = fs.readFileSync(path.join(import.meta.dirname, '../test/fixtures/pages/amazon-product/amazon-com-product-portable-charger-2026.html'), 'utf8');
 const CTX = { origin: 'https://www.amazon.com', currency: 'USD' };

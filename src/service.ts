@@ -9,8 +9,7 @@ import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
 import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
-import { liveEngines, type LiveEngines } from './live/engines.js';
-import { ParsePool } from './live/parse-pool.js';
+import { liveScrapers, ParsePool, type LiveScrapers } from './live/index.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
@@ -46,9 +45,9 @@ export interface Service extends MatchDeps {
   jobs: JobStore;
   jobsIndex: JobsIndex;
   vocabulary: Vocabulary;
-  /** Live scrapes: the page reader (deadline, proxy, cookies) and every engine. */
+  /** Live scrapes: the page reader (deadline, proxy, cookies) and every scraper (an `engine=` each). */
   live: HttpClient;
-  engines: LiveEngines;
+  scrapers: LiveScrapers;
   parsers: ParsePool;
   /** The polled outlets and their state. */
   outlets: Outlets;
@@ -162,7 +161,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     jobs,
     jobsIndex: new JobsIndex(keyword, jobs),
     live,
-    engines: liveEngines(config, clock),
+    scrapers: liveScrapers(config, clock),
     parsers,
     vocabulary: skillVocabulary(),
     createPoller: () =>

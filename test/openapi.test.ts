@@ -1,7 +1,7 @@
 /** GET /openapi.json: an OpenAPI 3.1 document generated from the route schemas. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveRouteTable } from '../src/http/routes/live.js';
-import type { Param } from '../src/live/engine.js';
+import type { Param } from '../src/live/index.js';
 import { SMALL, startHarness, type Harness } from './helpers/service.js';
 
 let h: Harness;
@@ -110,7 +110,7 @@ const declared = (endpoint: { params: object }) => Object.entries(endpoint.param
 
 describe('every parameter, in /openapi.json', () => {
   it('lists each live endpoint’s declared parameters: names, types, required, defaults, allowed values and bounds', () => {
-    const routes = liveRouteTable(h.service.engines);
+    const routes = liveRouteTable(h.service.scrapers);
     expect(routes.length).toBeGreaterThanOrEqual(16);
     for (const route of routes) {
       const ctx = route.path;
@@ -171,7 +171,7 @@ describe('every parameter, in /openapi.json', () => {
   });
 
   it('leaves no /v1/ route without a querystring schema, nor a POST without a body schema: an unknown name is refused as such', async () => {
-    const live = new Map(liveRouteTable(h.service.engines).map((r) => [r.path, r]));
+    const live = new Map(liveRouteTable(h.service.scrapers).map((r) => [r.path, r]));
     let probed = 0;
     for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
       if (!path.startsWith('/v1/')) continue;

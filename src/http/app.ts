@@ -120,7 +120,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   matchRoutes(app, service);
-  accountRoutes(app, service);
+  accountRoutes(app, service.billing);
   sourcesRoutes(app, service);
   newsRoutes(app, service);
   jobsRoutes(app, service);

@@ -1,6 +1,6 @@
 /**
  * The one error handler: every failure, ours or the framework's, leaves as the error body of
- * spec 2.4 with a catalogue code. Anything unrecognised is a 500 and logged: a bug.
+ * README "Errors" with a catalogue code. Anything unrecognised is a 500 and logged: a bug.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
@@ -90,7 +90,7 @@ function validationMessage(errors: AjvError[], context: string): string {
 /**
  * The catalogue error for any thrown value. `invalid` names the entry a failed schema check
  * becomes: 422 invalid_request on the match service, 400 bad_request on the platform's GET
- * endpoints (data-platform spec 7).
+ * endpoints.
  */
 export function toAppError(err: unknown, invalid: 'invalid_request' | 'bad_parameter' = 'invalid_request'): AppError {
   if (isAppError(err)) return err;

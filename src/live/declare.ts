@@ -88,7 +88,7 @@ export function patternParam(re: RegExp, what: string, example: string, o: Omit<
 }
 
 /**
- * `page`, by how the engine pages (data-platform spec 4.4): 1 to `max`, only 1 (`single`), or
+ * `page`, by how the engine pages: 1 to `max`, only 1 (`single`), or
  * 1 to 1000 passed on to the site as given (`forwarded`). Default 1.
  */
 export function pageParam(rule: { max: number } | 'single' | 'forwarded'): Param<number> {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { formatRate, OPERATOR } from '../../platform/index.js';
-import type { Service } from '../../service.js';
+import { formatRate, OPERATOR, type Billing } from '../../platform/index.js';
 import { errorResponses, noQuery } from '../schemas.js';
 
 const rate = { type: 'object', required: ['limit', 'quota', 'window_s'], properties: { limit: { type: 'string' }, quota: { type: 'integer' }, window_s: { type: 'integer' } } } as const;
@@ -46,7 +45,7 @@ const response200 = {
   },
 } as const;
 
-export function accountRoutes(app: FastifyInstance, service: Service): void {
+export function accountRoutes(app: FastifyInstance, billing: Pick<Billing, 'summary'>): void {
   app.get('/v1/account', {
     config: { auth: 'bearer' },
     schema: {
@@ -58,7 +57,7 @@ export function accountRoutes(app: FastifyInstance, service: Service): void {
     handler: async (req) => {
       const account = req.apiKey!.account ?? OPERATOR;
       if (account === OPERATOR) return { id: OPERATOR, name: 'operator', created_at: null, unlimited: true, credits: null, subscriptions: [] };
-      const s = service.billing.summary(account);
+      const s = billing.summary(account);
       return {
         ...s,
         unlimited: false,

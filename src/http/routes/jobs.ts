@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { searchJobs, type JobsQuery } from '../../keyword/index.js';
-import type { Service } from '../../service.js';
+import { searchJobs, type JobsDeps, type JobsQuery } from '../../keyword/index.js';
 import { csv, timeRange } from '../params.js';
 import { errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
@@ -54,7 +53,7 @@ function jobsQuery(p: JobsQueryString): JobsQuery {
   return { ...rest, skills: csv('skills', skills, 20) ?? [], since: timeRange(since, undefined).since };
 }
 
-export function jobsRoutes(app: FastifyInstance, service: Service): void {
+export function jobsRoutes(app: FastifyInstance, deps: JobsDeps): void {
   app.get<{ Querystring: JobsQueryString }>('/v1/jobs', {
     config: { auth: true, product: 'jobs', badInput: 'bad_parameter' },
     schema: {
@@ -66,6 +65,6 @@ export function jobsRoutes(app: FastifyInstance, service: Service): void {
         ...errorResponses(400, 401, 403, 429, 503),
       },
     },
-    handler: async (req) => searchJobs(service, jobsQuery(req.query)),
+    handler: async (req) => searchJobs(deps, jobsQuery(req.query)),
   });
 }

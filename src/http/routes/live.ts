@@ -1,12 +1,12 @@
 /**
  * The live scrape endpoints: thin routes over src/live's framework. Every one is Bearer-only
- * (spec 5.5: live scrapes need the Bearer key), metered per page read, and answers the
- * envelope of spec 2.1.
+ * (live scrapes need the Bearer key), metered per page read, and answers the envelope of
+ * live/scraper.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { refuseLocked, runLive, type LiveEndpoint, type Param } from '../../live/engine.js';
+import { refuseLocked, runLive, type LiveEndpoint, type LiveScrapers, type Param, type ParsePool } from '../../live/index.js';
+import type { HttpClient } from '../../net/index.js';
 import type { Product } from '../../platform/index.js';
-import type { Service } from '../../service.js';
 import { errorResponses } from '../schemas.js';
 
 type Endpoint = LiveEndpoint<any, any>;
@@ -33,12 +33,12 @@ export interface LiveRoute {
   summary: string;
   /** By engine name (`engine=` picks one where there are several). */
   engines: ReadonlyMap<string, { endpoint: Endpoint; product: Product }>;
-  /** Must `engine` be sent? Where a path serves several, or on the marketplace paths (spec 4.3); elsewhere it may be left out. */
+  /** Must `engine` be sent? Where a path serves several, or on the marketplace paths ; elsewhere it may be left out. */
   engineRequired: boolean;
 }
 
 /** The live routes: which path serves which engine(s). */
-export function liveRouteTable(e: Service['engines']): LiveRoute[] {
+export function liveRouteTable(e: LiveScrapers): LiveRoute[] {
   const one = (path: string, summary: string, endpoint: Endpoint, product: Product, engine: 'required' | 'optional'): LiveRoute => ({
     path,
     summary,
@@ -169,8 +169,15 @@ export function liveQuerystring(route: LiveRoute): Record<string, unknown> {
   };
 }
 
-export function liveRoutes(app: FastifyInstance, service: Service): void {
-  for (const route of liveRouteTable(service.engines)) {
+/** What the live routes need: the scrapers, the client they read pages with, the parser threads. */
+export interface LiveDeps {
+  scrapers: LiveScrapers;
+  live: HttpClient;
+  parsers: ParsePool;
+}
+
+export function liveRoutes(app: FastifyInstance, deps: LiveDeps): void {
+  for (const route of liveRouteTable(deps.scrapers)) {
     const { engines } = route;
     const first = engines.values().next().value!;
     /** The engine a request names; with none sent, the path's only engine where `engine` may be left out. */
@@ -191,7 +198,7 @@ export function liveRoutes(app: FastifyInstance, service: Service): void {
       },
       handler: async (req) => {
         const { engine: _engine, ...sent } = req.query;
-        return runLive(chosen(req.query)!.endpoint, sent, service.live, service.parsers);
+        return runLive(chosen(req.query)!.endpoint, sent, deps.live, deps.parsers);
       },
     });
   }

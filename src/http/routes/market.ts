@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy } from '../../market/market.js';
-import type { Service } from '../../service.js';
+import type { Outlets } from '../../ingest/index.js';
+import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy, type MarketDeps } from '../../market-intelligence/index.js';
+import { DIMS } from '../../dims.js';
 import { csv, timeRange, withDefaults } from '../params.js';
 import { errorResponses, noQuery, queryString, security, sourceNames } from '../schemas.js';
 
@@ -96,7 +97,7 @@ const volumeBody = {
   additionalProperties: false,
   required: ['vector'],
   properties: {
-    vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' } },
+    vector: { type: 'array', minItems: DIMS, maxItems: DIMS, items: { type: 'number' } },
     min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5 },
     sources: sourceNames,
     exclude_sources: sourceNames,
@@ -116,7 +117,7 @@ interface VolumeBody {
   include_edits: boolean;
 }
 
-export function marketRoutes(app: FastifyInstance, service: Service): void {
+export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets: Pick<Outlets, 'list'> }): void {
   const config = { auth: true, product: 'market', badInput: 'bad_parameter' } as const;
   app.get<{ Querystring: SkillsQueryString }>('/v1/market/skills', {
     config,
@@ -128,7 +129,7 @@ export function marketRoutes(app: FastifyInstance, service: Service): void {
     },
     handler: async (req) => {
       const { skills, since, until, interval } = req.query;
-      return skillsMarket(service, { skills: csv('skills', skills, 20)!, ...timeRange(since, until), interval });
+      return skillsMarket(deps, { skills: csv('skills', skills, 20)!, ...timeRange(since, until), interval });
     },
   });
   app.get<{ Querystring: VolumeQueryString }>('/v1/market/news-volume', {
@@ -141,7 +142,7 @@ export function marketRoutes(app: FastifyInstance, service: Service): void {
     },
     handler: async (req) => {
       const { sources, exclude_sources, since, until, ...rest } = req.query;
-      return newsVolumeByKeyword(service, { ...rest, sources: csv('sources', sources), exclude_sources: csv('exclude_sources', exclude_sources), ...timeRange(since, until) });
+      return newsVolumeByKeyword(deps, { ...rest, sources: csv('sources', sources), exclude_sources: csv('exclude_sources', exclude_sources), ...timeRange(since, until) });
     },
   });
   app.post<{ Body: VolumeBody }>('/v1/market/news-volume', {
@@ -155,17 +156,17 @@ export function marketRoutes(app: FastifyInstance, service: Service): void {
     },
     handler: async (req) => {
       const { since, until, ...rest } = withDefaults(volumeBody, req.body);
-      return newsVolumeByVector(service, { ...rest, ...timeRange(since, until) });
+      return newsVolumeByVector(deps, { ...rest, ...timeRange(since, until) });
     },
   });
   app.get<{ Querystring: { category?: string } }>('/v1/taxonomies/skills', {
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
-    schema: { summary: 'The reviewed skill vocabulary', security, querystring: queryString({ category: { enum: [...service.vocabulary.categories] } }), response: { 200: taxonomySkills200, ...errors } },
-    handler: async (req) => skillsTaxonomy(service.vocabulary, req.query),
+    schema: { summary: 'The reviewed skill vocabulary', security, querystring: queryString({ category: { enum: [...deps.vocabulary.categories] } }), response: { 200: taxonomySkills200, ...errors } },
+    handler: async (req) => skillsTaxonomy(deps.vocabulary, req.query),
   });
   app.get('/v1/taxonomies/sources', {
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
     schema: { summary: 'News sources with language and country where known', security, querystring: queryString({}), response: { 200: taxonomySources200, ...errors } },
-    handler: async () => sourcesTaxonomy(service.store.listSources(), service.outlets.list()),
+    handler: async () => sourcesTaxonomy(deps.store.listSources(), deps.outlets.list()),
   });
 }

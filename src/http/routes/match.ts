@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { match, MODEL, type MatchRequest } from '../../match/index.js';
-import type { Service } from '../../service.js';
+import { DIMS } from '../../dims.js';
+import { match, MODEL, type MatchDeps, type MatchRequest } from '../../match/index.js';
 import { ARTICLE_FIELDS, articleFields, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
 
 const body = {
@@ -9,7 +9,7 @@ const body = {
   description: 'The whole body is optional: an empty request pages the corpus newest-first.',
   properties: {
     model: { type: 'string', maxLength: 100, default: MODEL, description: 'Embedding space of `vector`; only `bge-m3`. Ignored in text mode and with no query.' },
-    vector: { type: 'array', minItems: 1024, maxItems: 1024, items: { type: 'number' }, description: 'A bge-m3 vector (normalised by the service).' },
+    vector: { type: 'array', minItems: DIMS, maxItems: DIMS, items: { type: 'number' }, description: 'A bge-m3 vector (normalised by the service).' },
     text: { type: 'string', minLength: 1, maxLength: 4000, description: 'Text embedded by the service.' },
     order: { type: 'string', enum: ['time', 'relevance'], default: 'time' },
     min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5, description: 'Cosine floor; ignored with no query.' },
@@ -45,7 +45,7 @@ const response200 = {
   },
 } as const;
 
-export function matchRoutes(app: FastifyInstance, service: Service): void {
+export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
   app.post<{ Body: MatchRequest }>('/v1/match', {
     config: { auth: true, product: 'match' },
     schema: {
@@ -56,6 +56,6 @@ export function matchRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: response200, ...errorResponses(400, 401, 403, 413, 415, 422, 429, 503) },
     },
     // `default`s above document the contract; the core applies them, so Ajv must not.
-    handler: async (req) => match(service, req.body),
+    handler: async (req) => match(deps, req.body),
   });
 }

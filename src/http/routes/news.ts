@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NEWS_SORTS, Q_MAX, searchNews, type NewsQuery, type NewsSort } from '../../keyword/search-news.js';
-import type { Service } from '../../service.js';
+import { NEWS_SORTS, Q_MAX, searchNews, type NewsDeps, type NewsQuery, type NewsSort } from '../../keyword/index.js';
 import { csv, timeRange } from '../params.js';
 import { ARTICLE_FIELDS, articleFields, errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
@@ -47,10 +46,10 @@ export function newsQuery(p: NewsQueryString): NewsQuery {
   return { ...rest, sources: csv('sources', sources), exclude_sources: csv('exclude_sources', exclude_sources), ...timeRange(since, until) };
 }
 
-export function newsRoutes(app: FastifyInstance, service: Service): void {
+export function newsRoutes(app: FastifyInstance, deps: NewsDeps): void {
   app.get<{ Querystring: NewsQueryString }>('/v1/news', {
     config: { auth: true, product: 'news', badInput: 'bad_parameter' },
     schema: { summary: 'Keyword search over the news corpus', security, querystring, response: { 200: response200, ...errorResponses(400, 401, 403, 429, 503) } },
-    handler: async (req) => searchNews(service, newsQuery(req.query)),
+    handler: async (req) => searchNews(deps, newsQuery(req.query)),
   });
 }

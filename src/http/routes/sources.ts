@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Service } from '../../service.js';
+import type { Outlets } from '../../ingest/index.js';
+import type { Store } from '../../store/index.js';
 import { formatTime } from '../../time.js';
 import { errorResponses, noQuery, security } from '../schemas.js';
 
@@ -24,16 +25,22 @@ const response200 = {
   },
 } as const;
 
-export function sourcesRoutes(app: FastifyInstance, service: Service): void {
+/** The stored sources and the configured outlets. */
+export interface SourcesDeps {
+  store: Pick<Store, 'listSources'>;
+  outlets: Pick<Outlets, 'list'>;
+}
+
+export function sourcesRoutes(app: FastifyInstance, deps: SourcesDeps): void {
   app.get('/v1/sources', {
     config: { auth: true, product: 'sources' },
     schema: { summary: 'The outlets served, sorted by name', security, querystring: noQuery, response: { 200: response200, ...errorResponses(401, 403, 422, 429, 503) } },
     handler: async () => {
       // Every source with articles and every enabled outlet (one not polled yet has none);
       // outlets switched off with `sources disable` are left out (their articles stay searchable).
-      const outlets = service.outlets.list();
+      const outlets = deps.outlets.list();
       const disabled = new Set(outlets.filter((o) => !o.enabled).map((o) => o.name));
-      const stored = service.store.listSources().filter((s) => !disabled.has(s.name));
+      const stored = deps.store.listSources().filter((s) => !disabled.has(s.name));
       const have = new Set(stored.map((s) => s.name));
       const sources = [
         ...stored.map((s) => ({

@@ -8,7 +8,7 @@
  */
 import { AppError } from '../../errors.js';
 import { bad, type Param } from '../declare.js';
-import type { LiveCall, LiveEndpoint } from '../engine.js';
+import type { LiveCall, LiveEndpoint } from '../scraper.js';
 import type { CountryCode, PageContacts } from './extract.js';
 
 export interface ContactItem {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFixture } from '../../../test/helpers/pages.js';
 import { ConfigError, loadConfig } from '../../config.js';
 import { CookieJar } from '../../net/index.js';
-import type { LiveCall } from '../engine.js';
+import type { LiveCall } from '../scraper.js';
 import { PARSERS } from '../parsers.js';
 import { jobBoardEndpoints } from './endpoints.js';
 import type { JobItem } from './parse.js';

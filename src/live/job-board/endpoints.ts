@@ -4,7 +4,7 @@
  * of 10 a page (Indeed's step and LinkedIn's page size alike).
  */
 import { bad, pageParam, stringParam } from '../declare.js';
-import { fillTemplate, type LiveEndpoint } from '../engine.js';
+import { fillTemplate, type LiveEndpoint } from '../scraper.js';
 import type { JobBoardLayout, JobItem } from './parse.js';
 
 const PAGE_SIZE = 10;

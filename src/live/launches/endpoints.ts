@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../errors.js';
 import { bad, pageParam, patternParam, stringParam } from '../declare.js';
-import type { LiveEndpoint } from '../engine.js';
+import type { LiveEndpoint } from '../scraper.js';
 import { leaderboardPath, pacificDay } from './day.js';
 import type { Launch, LaunchDetail } from './parse.js';
 

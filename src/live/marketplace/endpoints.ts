@@ -8,7 +8,7 @@
  */
 import { AppError } from '../../errors.js';
 import { bad, boolParam, enumParam, intParam, numberParam, pageParam, patternParam, stringParam } from '../declare.js';
-import type { LiveCall, LiveEndpoint } from '../engine.js';
+import type { LiveCall, LiveEndpoint } from '../scraper.js';
 import { ScrapeError } from '../page.js';
 import type { BestsellerItem, BestsellersPage } from './bestsellers.js';
 import type { Department } from './categories.js';

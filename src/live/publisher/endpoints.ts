@@ -5,7 +5,7 @@
  * second). The publisher is the page itself, so the news `sources` filter is locked here.
  */
 import { pageParam, patternParam, urlParam } from '../declare.js';
-import { fillTemplate, type LiveEndpoint } from '../engine.js';
+import { fillTemplate, type LiveEndpoint } from '../scraper.js';
 import type { Article } from './article.js';
 import type { ListingItem } from './listing.js';
 

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../errors.js';
 import { pageParam, patternParam } from '../declare.js';
-import { fillTemplate, type LiveEndpoint } from '../engine.js';
+import { fillTemplate, type LiveEndpoint } from '../scraper.js';
 import type { Review } from './parse.js';
 
 export function reviewEndpoints(url: string, clock: () => number) {

@@ -4,7 +4,7 @@
  * Web search pages 1–10 of 10 organic results; news search is a single page.
  */
 import { pageParam, stringParam } from '../declare.js';
-import { fillTemplate, type LiveEndpoint } from '../engine.js';
+import { fillTemplate, type LiveEndpoint } from '../scraper.js';
 import type { NewsResult } from './news.js';
 import type { WebResult } from './search.js';
 

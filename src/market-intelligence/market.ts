@@ -9,15 +9,11 @@
  * - skillsTaxonomy / sourcesTaxonomy: the skill vocabulary, the outlets.
  */
 import { AppError } from '../errors.js';
-import type { JobsIndex } from '../keyword/jobs.js';
-import type { NewsIndex } from '../keyword/news.js';
-import { parseQuery } from '../keyword/query.js';
-import { resolveSkills } from '../keyword/index.js';
-import type { Skill, Vocabulary } from '../jobs/vocabulary.js';
-import type { OutletRecord } from '../ingest/outlets.js';
-import { resolveSources } from '../store/index.js';
+import type { OutletRecord } from '../ingest/index.js';
+import type { Skill, Vocabulary } from '../jobs/index.js';
+import { parseQuery, resolveSkills, type JobsIndex, type NewsIndex } from '../keyword/index.js';
 import { normalise, type Domain, type VectorSearch } from '../search/index.js';
-import type { Catalog, SourceRecord, Store } from '../store/index.js';
+import { resolveSources, type Catalog, type SourceRecord, type Store } from '../store/index.js';
 
 const DAY = 86_400;
 /** Buckets a series may have (ten years of weeks). */

@@ -1,5 +1,5 @@
 /**
- * Every live engine, built from the configuration: the marketplace family and the others
+ * Every live scraper, built from the configuration (each is an `engine=` of the API): the marketplace family and the others
  * (web search, publishers, launches, company reviews, job boards, contacts).
  */
 import type { Config } from '../config.js';
@@ -11,7 +11,7 @@ import { publisherEndpoints } from './publisher/endpoints.js';
 import { reviewEndpoints } from './reviews/endpoints.js';
 import { webEndpoints } from './web/endpoints.js';
 
-export function liveEngines(config: Config, clock: () => number) {
+export function liveScrapers(config: Config, clock: () => number) {
   return {
     marketplace: marketplaceEndpoints(siteBase(config.marketplaceBaseUrl)),
     web: webEndpoints({ search: config.webSearchUrl, news: config.webNewsSearchUrl }, clock),
@@ -23,4 +23,4 @@ export function liveEngines(config: Config, clock: () => number) {
   };
 }
 
-export type LiveEngines = ReturnType<typeof liveEngines>;
+export type LiveScrapers = ReturnType<typeof liveScrapers>;

@@ -3,11 +3,11 @@
  * (declare.ts: JSON Schema, from which the HTTP layer builds the route's querystring schema)
  * and how to read and parse its page(s); the framework owns the rest:
  *
- * - `limit` / `cursor` → 400 locked_parameter (live scrapes page with `page`, spec 4.4);
+ * - `limit` / `cursor` → 400 locked_parameter (live scrapes page with `page`);
  * - the checked parameters read and echoed in `query`, unsent ones null and defaults shown;
  * - one deadline for the call (504 timeout), fetch and parse failures and robot checks as 502
  *   scrape_failed with a detail, never a half-parsed 200;
- * - the envelope of spec 2.1: engine, family, query, count, results, next_cursor (null).
+ * - the envelope: engine, family, query, count, results, next_cursor (null).
  *
  * Metering (the charge, the concurrency slot behind 503 overloaded, refunds of 5xx) is the
  * HTTP layer's, as for every metered call.
