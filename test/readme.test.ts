@@ -15,7 +15,12 @@ function tableAfter(heading: string): string[][] {
   for (const line of lines) {
     if (line.startsWith('|')) {
       inTable = true;
-      rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+      rows.push(
+        line
+          .split('|')
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
     } else if (inTable) break;
   }
   return rows.slice(2); // header and separator
@@ -29,13 +34,35 @@ describe('README', () => {
   });
 
   it('error table lists exactly the catalogue (status and code)', () => {
-    const documented = tableAfter('## Errors').map(([status, code]) => `${status} ${code.replace(/`/g, '')}`).sort();
+    const documented = tableAfter('## Errors')
+      .map(([status, code]) => `${status} ${code.replace(/`/g, '')}`)
+      .sort();
     const actual = [...new Set(Object.values(catalogue).map((e) => `${e.status} ${e.code}`))].sort();
     expect(documented).toEqual(actual);
   });
 
+  it('layout section names every folder and base file of src/, and nothing that is not there', () => {
+    const start = readme.indexOf('## Layout');
+    expect(start, 'README has a "## Layout" section').toBeGreaterThanOrEqual(0);
+    const block = readme.slice(start).split('```')[1];
+    const named = [...block.matchAll(/^(src\/[\w.-]+\/?)\s/gm)].map((m) => m[1]).sort();
+    const src = new URL('../src/', import.meta.url);
+    const actual = fs
+      .readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory() || (e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')))
+      .map((e) => `src/${e.name}${e.isDirectory() ? '/' : ''}`)
+      .sort();
+    expect(named).toEqual(actual);
+  });
+
   it('configuration table lists exactly the settings', () => {
-    const documented = tableAfter('## Configuration').map(([env]) => env.replace(/`/g, '')).sort();
-    expect(documented).toEqual(Object.values(settings).map((s) => s.env).sort());
+    const documented = tableAfter('## Configuration')
+      .map(([env]) => env.replace(/`/g, ''))
+      .sort();
+    expect(documented).toEqual(
+      Object.values(settings)
+        .map((s) => s.env)
+        .sort(),
+    );
   });
 });
