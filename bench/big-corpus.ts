@@ -348,7 +348,12 @@ export type QueryClass = (typeof QUERY_CLASSES)[number];
 /** The classes whose queries are about the corpus (the others are far from it by design). */
 export const NEAR_CLASSES: readonly QueryClass[] = ['story', 'paraphrase', 'topic', 'mixed'];
 
-export function benchQueryClasses(service: Service, perClass: number, seed = 4242, classes: readonly QueryClass[] = QUERY_CLASSES): { cls: QueryClass; query: Float32Array }[] {
+export function benchQueryClasses(
+  service: Service,
+  perClass: number,
+  seed = 4242,
+  classes: readonly QueryClass[] = QUERY_CLASSES,
+): { cls: QueryClass; query: Float32Array }[] {
   const m = corpusModel(BENCH_SEED);
   const rng = new Rng(seed);
   const noise = new Noise(rng);
@@ -363,9 +368,18 @@ export function benchQueryClasses(service: Service, perClass: number, seed = 424
       const t2 = (t1 + 1 + rng.int(m.nTopics - 1)) % m.nTopics;
       const a = m.storySums[t1][rng.int(m.nStories)];
       const b = m.storySums[t2][rng.int(m.nStories)];
-      return add(Float64Array.from(a, (x, i) => x + b[i]), 0.3, noise.unit());
+      return add(
+        Float64Array.from(a, (x, i) => x + b[i]),
+        0.3,
+        noise.unit(),
+      );
     },
-    'off-topic': () => add(Float64Array.from(m.common, (x) => x * Math.sqrt(m.W.common)), 0.75, noise.unit()),
+    'off-topic': () =>
+      add(
+        Float64Array.from(m.common, (x) => x * Math.sqrt(m.W.common)),
+        0.75,
+        noise.unit(),
+      ),
     random: () => noise.unit(),
   };
   const out: { cls: QueryClass; query: Float32Array }[] = [];

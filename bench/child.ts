@@ -12,12 +12,18 @@ import fs from 'node:fs';
 function startFlags(): string[] {
   const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/).slice(1);
-  return words.slice(0, words.findIndex((w) => !w.startsWith('--')));
+  return words.slice(
+    0,
+    words.findIndex((w) => !w.startsWith('--')),
+  );
 }
 
 export function forkServer(file: string, args: string[]): { child: ChildProcess; ask: <T>(msg: string | null) => Promise<T> } {
   const prof = process.env.BENCH_CPU_PROF;
-  const child = fork(file, args, { execArgv: [...startFlags(), '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])], env: process.env });
+  const child = fork(file, args, {
+    execArgv: [...startFlags(), '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    env: process.env,
+  });
   const ask = <T>(msg: string | null): Promise<T> =>
     new Promise((resolve, reject) => {
       const exited = (code: number | null) => reject(new Error(`server exited with ${code}`));

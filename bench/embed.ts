@@ -70,7 +70,12 @@ const feed = (b: Int32Array[]) => {
   const seq = b[b.length - 1].length;
   const ids = new BigInt64Array(b.length * seq).fill(BigInt(tok.pad));
   const mask = new BigInt64Array(b.length * seq);
-  b.forEach((row, r) => row.forEach((id, c) => ((ids[r * seq + c] = BigInt(id)), (mask[r * seq + c] = 1n))));
+  b.forEach((row, r) =>
+    row.forEach((id, c) => {
+      ids[r * seq + c] = BigInt(id);
+      mask[r * seq + c] = 1n;
+    }),
+  );
   return { input_ids: new ort.Tensor('int64', ids, [b.length, seq]), attention_mask: new ort.Tensor('int64', mask, [b.length, seq]) };
 };
 const feeds = batches.map(feed);
@@ -126,13 +131,21 @@ await session.release();
 fs.rmSync(dir, { recursive: true, force: true });
 
 const rate = (ms: number) => (n / ms) * 1000;
-console.log(`\nembedding ${n} texts (${tokens} tokens, ${batches.length} raw batches), model: ${layers} layers of 1024x1024, ${os.availableParallelism()} cores, ${config.embedThreads} workers`);
+console.log(
+  `\nembedding ${n} texts (${tokens} tokens, ${batches.length} raw batches), model: ${layers} layers of 1024x1024, ${os.availableParallelism()} cores, ${config.embedThreads} workers`,
+);
 console.log(`${'run'.padEnd(52)} ${'ms'.padStart(9)} ${'texts/s'.padStart(9)} ${'vs raw'.padStart(8)}`);
-console.log(`${'raw session.run, same batches (baseline)'.padEnd(52)} ${rawMs.toFixed(0).padStart(9)} ${rate(rawMs).toFixed(0).padStart(9)} ${'1.00x'.padStart(8)}`);
-console.log(`${'pipeline: tokenise + batch + pool + normalise'.padEnd(52)} ${pipeMs.toFixed(0).padStart(9)} ${rate(pipeMs).toFixed(0).padStart(9)} ${`${(rawMs / pipeMs).toFixed(2)}x`.padStart(8)}`);
+console.log(
+  `${'raw session.run, same batches (baseline)'.padEnd(52)} ${rawMs.toFixed(0).padStart(9)} ${rate(rawMs).toFixed(0).padStart(9)} ${'1.00x'.padStart(8)}`,
+);
+console.log(
+  `${'pipeline: tokenise + batch + pool + normalise'.padEnd(52)} ${pipeMs.toFixed(0).padStart(9)} ${rate(pipeMs).toFixed(0).padStart(9)} ${`${(rawMs / pipeMs).toFixed(2)}x`.padStart(8)}`,
+);
 console.log(`pipeline batches: ${s.batches} for ${s.rows} texts, padding overhead ${((s.paddedTokens / s.tokens - 1) * 100).toFixed(1)}%`);
 const line = (name: string, l: { pipe: number[]; raw: number[]; added: number[] }) =>
-  console.log(`${name.padEnd(22)} pipeline p50 ${pct(l.pipe, 50).toFixed(2)} ms (p95 ${pct(l.pipe, 95).toFixed(2)}), raw run p50 ${pct(l.raw, 50).toFixed(2)} ms, added p50 ${pct(l.added, 50).toFixed(2)} ms (p95 ${pct(l.added, 95).toFixed(2)})`);
+  console.log(
+    `${name.padEnd(22)} pipeline p50 ${pct(l.pipe, 50).toFixed(2)} ms (p95 ${pct(l.pipe, 95).toFixed(2)}), raw run p50 ${pct(l.raw, 50).toFixed(2)} ms, added p50 ${pct(l.added, 50).toFixed(2)} ms (p95 ${pct(l.added, 95).toFixed(2)})`,
+  );
 line('query alone:', alone);
 line('query under import:', loaded);
 console.log(

@@ -3,6 +3,7 @@
  * beside its baseline in the same process: reading and validating the same file without
  * writing. Phases: validate only (baseline) → LMDB write → indexing (segments, relevance index) → re-import (no-op).
  */
+import type { ImportSummary } from '../src/ingest/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -31,7 +32,7 @@ const parseMs = await time(async () => {
 const config = loadConfig({ DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn' });
 const service = await openService(config);
 const rssBefore = process.memoryUsage().rss;
-let summary;
+let summary: ImportSummary | undefined;
 // The shipped path writes LMDB while streaming, then indexes; time the two apart.
 const { importFile } = await import('../src/ingest/index.js');
 // Peak JS heap + buffers while streaming shows memory stays flat (RSS also counts LMDB's mapped pages).

@@ -79,7 +79,10 @@ const service = await openService(loadConfig({ DATA_DIR: path.join(dir, 'svc'), 
 const embedder = service.embedder!;
 // Warm-up on other texts of the same vocabulary: JIT, the workers' sessions, the tokenizer's
 // word cache, as in a poller that has been running a while.
-await embedder.embedDocs(Array.from({ length: 500 }, () => ({ title: sentence(), text: Array.from({ length: 8 }, sentence).join(' ') })), service.chunking);
+await embedder.embedDocs(
+  Array.from({ length: 500 }, () => ({ title: sentence(), text: Array.from({ length: 8 }, sentence).join(' ') })),
+  service.chunking,
+);
 // Indexing waits until the bursts are in (as a polling round holds it): rows are
 // searchable by exact scan as soon as they are appended, and indexed once, after.
 const release = service.maintenance.hold();
@@ -96,7 +99,10 @@ async function pipeline(batches: RevisionInput[][]) {
     Array.from({ length: lanes }, async () => {
       for (let k = next++; k < batches.length; k = next++) {
         const b = batches[k];
-        const embedded = await embedder.embedDocs(b.map((r) => ({ title: r.title, text: r.text })), service.chunking);
+        const embedded = await embedder.embedDocs(
+          b.map((r) => ({ title: r.title, text: r.text })),
+          service.chunking,
+        );
         chunks += embedded.reduce((a, c) => a + c.length, 0);
         const records = b.map((r, i) => ({ ...r, chunks: embedded[i] }));
         stored[k] = records;
@@ -149,10 +155,14 @@ const ratio = median(runs.map((x) => x.ratio));
 const rate = (ms: number, revisions = n) => (revisions / ms) * 1000;
 const total = n * rounds;
 const indexedRate = rate(runs.reduce((a, x) => a + x.written, 0) + indexMs, total);
-console.log(`\ningest of ${n} polled revisions a round (${runs[0].chunks} chunks, batches of ${batch}; tiny bge-m3 stand-in; ${os.availableParallelism()} cores; medians of ${rounds} rounds)`);
+console.log(
+  `\ningest of ${n} polled revisions a round (${runs[0].chunks} chunks, batches of ${batch}; tiny bge-m3 stand-in; ${os.availableParallelism()} cores; medians of ${rounds} rounds)`,
+);
 console.log(`${'step'.padEnd(56)} ${'ms'.padStart(9)} ${'rev/s'.padStart(9)} ${'vs raw'.padStart(8)}`);
 const row = (name: string, ms: number, revisions = n) =>
-  console.log(`${name.padEnd(56)} ${ms.toFixed(0).padStart(9)} ${rate(ms, revisions).toFixed(0).padStart(9)} ${`${(rate(ms, revisions) / rate(rawMs)).toFixed(3)}x`.padStart(8)}`);
+  console.log(
+    `${name.padEnd(56)} ${ms.toFixed(0).padStart(9)} ${rate(ms, revisions).toFixed(0).padStart(9)} ${`${(rate(ms, revisions) / rate(rawMs)).toFixed(3)}x`.padStart(8)}`,
+  );
 row('raw LMDB write of the same records (baseline)', rawMs);
 row('raw LMDB write, before chunking (no vectors)', bareMs);
 row('chunk + embed + commit + engine append: searchable', writtenMs);

@@ -150,7 +150,10 @@ const GERMAN =
   'der die das und ist nicht mit von für auf den dem ein eine im zu über nach bei wird wurde hat sich Regierung Bundestag Wirtschaft Kanzler Koalition Haushalt Straße Polizei Stadt Gericht Wahl Bürger Minister Unternehmen Preise Energie Klimaschutz Verhandlungen Gesetz Bericht Millionen Prozent Jahr heute Mittwoch Berlin München Grenze Schule Gesundheit Krankenhaus Märkte Zinsen Kommission Streik Bahn'.split(
     ' ',
   );
-const JAPANESE_WORDS = '政府 経済 東京 選挙 市場 株価 大臣 会議 発表 企業 首相 国会 円安 物価 地震 台風 警察 事件 日本 米国 中国 関係 予算 輸出 首脳 会談 情報 技術 開発 大阪'.split(' ');
+const JAPANESE_WORDS =
+  '政府 経済 東京 選挙 市場 株価 大臣 会議 発表 企業 首相 国会 円安 物価 地震 台風 警察 事件 日本 米国 中国 関係 予算 輸出 首脳 会談 情報 技術 開発 大阪'.split(
+    ' ',
+  );
 const PARTICLES = ['は', 'が', 'を', 'に', 'の', 'で', 'と', 'も'];
 const ENDINGS = ['した。', 'する。', 'です。', 'された。', 'と発表した。'];
 const VOCABULARY = 6_000;
@@ -172,7 +175,35 @@ class CorpusGen {
     FUNCTION_WORDS.forEach((w, i) => (words[i] = w));
     const step = (VOCABULARY - 1 - FUNCTION_WORDS.length) / (CONTENT_WORDS.length - 1);
     CONTENT_WORDS.forEach((w, i) => (words[FUNCTION_WORDS.length + Math.floor(i * step)] = w));
-    const onsets = ['b', 'br', 'c', 'ch', 'd', 'dr', 'f', 'g', 'gr', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'pl', 'r', 's', 'sh', 'st', 't', 'th', 'tr', 'v', 'w', 'z'];
+    const onsets = [
+      'b',
+      'br',
+      'c',
+      'ch',
+      'd',
+      'dr',
+      'f',
+      'g',
+      'gr',
+      'h',
+      'j',
+      'k',
+      'l',
+      'm',
+      'n',
+      'p',
+      'pl',
+      'r',
+      's',
+      'sh',
+      'st',
+      't',
+      'th',
+      'tr',
+      'v',
+      'w',
+      'z',
+    ];
     const vowels = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ou', 'io'];
     const codas = ['', '', 'n', 'r', 's', 't', 'l', 'nd', 'st', 'ck', 'm'];
     const seen = new Set(real);
@@ -251,7 +282,9 @@ class CorpusGen {
       url: `https://source-${s}.bench.example/news/${i}`,
       source: SOURCES[s],
       sourceHomepage: `https://source-${s}.bench.example/`,
-      title: this.#words(6 + this.rng.int(5)).map(capital).join(' '),
+      title: this.#words(6 + this.rng.int(5))
+        .map(capital)
+        .join(' '),
       body: this.#paragraph(20 + this.rng.int(11)),
       text: this.#paragraph(80 + this.rng.int(121)),
       // In order of publication, give or take six hours.
@@ -328,7 +361,12 @@ function queryMix(g: CorpusGen): MixQuery[] {
   const given = (name: string) => (newsQuerystring.properties[name] as { default?: unknown }).default;
   const defaults = { sort: given('sort') as NewsQueryString['sort'], include_edits: given('include_edits') as boolean, limit: given('limit') as number };
   return list.map((params) => ({
-    label: [params.q, ...Object.entries(params).filter(([k]) => k !== 'q').map(([k, v]) => `${k}=${v}`)].join(' '),
+    label: [
+      params.q,
+      ...Object.entries(params)
+        .filter(([k]) => k !== 'q')
+        .map(([k, v]) => `${k}=${v}`),
+    ].join(' '),
     params,
     query: newsQuery({ ...defaults, ...params }),
   }));
@@ -336,7 +374,13 @@ function queryMix(g: CorpusGen): MixQuery[] {
 
 /** What `searchNews` hands `NewsIndex.search` for this query. */
 function newsFilter(service: Awaited<ReturnType<typeof openService>>, q: NewsQuery): { filter: NewsFilter; sort: 'time' | 'relevance'; limit: number } {
-  const sources = resolveSources(service.store.listSources(), q.sources, q.exclude_sources, () => new Set(), (m) => new AppError('unknown_source', m));
+  const sources = resolveSources(
+    service.store.listSources(),
+    q.sources,
+    q.exclude_sources,
+    () => new Set(),
+    (m) => new AppError('unknown_source', m),
+  );
   return { filter: { match: parseQuery(q.q).match, since: q.since, until: q.until, includeEdits: q.include_edits, sources }, sort: q.sort, limit: q.limit };
 }
 
@@ -374,7 +418,13 @@ class Timing {
     const ms = performance.now() - this.t0;
     const sorted = Float64Array.from(this.lat).sort();
     const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-    return { qps: this.lat.length / (ms / 1000), calls: this.lat.length, p50: pct(50), p99: pct(99), perQuery: Array.from(this.perQuery, (v) => v / this.passes) };
+    return {
+      qps: this.lat.length / (ms / 1000),
+      calls: this.lat.length,
+      p50: pct(50),
+      p99: pct(99),
+      perQuery: Array.from(this.perQuery, (v) => v / this.passes),
+    };
   }
 }
 
@@ -476,9 +526,25 @@ if (process.argv[2] === 'serve') {
   const gatewaySecret = service.keys.create({ scheme: 'gateway', name: 'bench' }).secret;
 
   process.on('message', (m: string) => {
-    if (m === 'sql') process.send!(timeLoop(coreSeconds, filters.map((f) => () => service.news.search(f.filter, f.sort, f.limit + 1))));
-    else if (m === 'select') process.send!(timeLoop(coreSeconds, ridLists.map((rids) => () => select.all(rids))));
-    else if (m === 'core') void timeLoopAsync(coreSeconds, mix.map((m) => () => searchNews(service, m.query))).then((r) => process.send!(r));
+    if (m === 'sql')
+      process.send!(
+        timeLoop(
+          coreSeconds,
+          filters.map((f) => () => service.news.search(f.filter, f.sort, f.limit + 1)),
+        ),
+      );
+    else if (m === 'select')
+      process.send!(
+        timeLoop(
+          coreSeconds,
+          ridLists.map((rids) => () => select.all(rids)),
+        ),
+      );
+    else if (m === 'core')
+      void timeLoopAsync(
+        coreSeconds,
+        mix.map((m) => () => searchNews(service, m.query)),
+      ).then((r) => process.send!(r));
     else if (m === 'close') {
       void app
         .close()
@@ -587,7 +653,9 @@ if (process.argv[2] === 'serve') {
     console.log(
       `\n/v1/news at ${ready.articles} articles (best of ${rounds} alternating runs; HTTP ${duration} s a run, pipelining 1; in-process rows ${envInt('BENCH_CORE_SECONDS', 3)} s of whole passes over the mix)`,
     );
-    console.log(`${'row'.padEnd(42)} ${'queries/s'.padStart(10)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'non-2xx'.padStart(8)}  ${'÷ SELECT'.padStart(9)}`);
+    console.log(
+      `${'row'.padEnd(42)} ${'queries/s'.padStart(10)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'non-2xx'.padStart(8)}  ${'÷ SELECT'.padStart(9)}`,
+    );
     for (const row of rows) {
       const r = best(row);
       const fails = row === http ? String(r.failed) : '-';
@@ -605,7 +673,9 @@ if (process.argv[2] === 'serve') {
     const coreLoop = best(core).loop!;
     const selectLoop = best(select).loop!;
     console.log(`\nthe mix (hits: rows of one page; matches: all pages; ms: a call in the best in-process runs)`);
-    console.log(`${'query'.padEnd(64)} ${'hits'.padStart(5)} ${'matches'.padStart(8)} ${'SQL ms'.padStart(9)} ${'core ms'.padStart(10)} ${'SELECT ms'.padStart(10)}`);
+    console.log(
+      `${'query'.padEnd(64)} ${'hits'.padStart(5)} ${'matches'.padStart(8)} ${'SQL ms'.padStart(9)} ${'core ms'.padStart(10)} ${'SELECT ms'.padStart(10)}`,
+    );
     mix.forEach((m, k) => {
       console.log(
         `${pad(m.label, 64)} ${String(ready.hits[k]).padStart(5)} ${String(ready.matches[k]).padStart(8)} ${sqlLoop.perQuery[k].toFixed(3).padStart(9)} ${coreLoop.perQuery[k].toFixed(3).padStart(10)} ${selectLoop.perQuery[k].toFixed(3).padStart(10)}`,

@@ -36,8 +36,12 @@ async function measure(threads: number) {
 const inline = await measure(0);
 const pooled = await measure(2);
 const row = (name: string, r: typeof inline) =>
-  console.log(`${name.padEnd(24)} wall ${r.wall.toFixed(0).padStart(6)} ms   longest event-loop stall ${r.maxStall.toFixed(0).padStart(5)} ms   p99 stall ${r.p99Stall.toFixed(0).padStart(5)} ms`);
+  console.log(
+    `${name.padEnd(24)} wall ${r.wall.toFixed(0).padStart(6)} ms   longest event-loop stall ${r.maxStall.toFixed(0).padStart(5)} ms   p99 stall ${r.p99Stall.toFixed(0).padStart(5)} ms`,
+  );
 console.log(`${N} parses of a 1.5 MB product page`);
 row('inline (threads 0)', inline);
 row('parse pool (threads 2)', pooled);
-console.log(`live-parse: stall_ratio=${(pooled.maxStall / inline.maxStall).toFixed(3)} wall_ratio=${(pooled.wall / inline.wall).toFixed(3)} inline_max_stall_ms=${inline.maxStall.toFixed(0)} pool_max_stall_ms=${pooled.maxStall.toFixed(0)}`);
+console.log(
+  `live-parse: stall_ratio=${(pooled.maxStall / inline.maxStall).toFixed(3)} wall_ratio=${(pooled.wall / inline.wall).toFixed(3)} inline_max_stall_ms=${inline.maxStall.toFixed(0)} pool_max_stall_ms=${pooled.maxStall.toFixed(0)}`,
+);

@@ -55,7 +55,9 @@ if (process.argv[2] === 'serve') {
   const first = service.search.filter({ includeEdits: false, sources: null });
   const relevance: string[] = [];
   const relevanceAll: string[] = [];
-  const far = benchQueryClasses(service, 8, 8, ['off-topic', 'random']).map(({ query }) => JSON.stringify({ vector: Array.from(query), order: 'relevance', limit: 50 }));
+  const far = benchQueryClasses(service, 8, 8, ['off-topic', 'random']).map(({ query }) =>
+    JSON.stringify({ vector: Array.from(query), order: 'relevance', limit: 50 }),
+  );
   const time: string[] = [];
   for (const { query } of queries) {
     const vector = Array.from(query);
@@ -91,7 +93,10 @@ if (process.argv[2] === 'serve') {
         batches: service.engine.batches,
       });
     } else if (m === 'close') {
-      void app.close().then(() => service.close()).then(() => process.exit(0));
+      void app
+        .close()
+        .then(() => service.close())
+        .then(() => process.exit(0));
     }
   });
   const ready: Ready = { port, secret, relevance, relevanceAll, far, time, openMs, rssMB: process.memoryUsage().rss / 1e6 };
@@ -100,9 +105,11 @@ if (process.argv[2] === 'serve') {
   await ensureBigCorpus(chunks, dir);
   const seconds = envInt('BENCH_SECONDS', 12);
   const connections = envInt('BENCH_CONNECTIONS', 16);
-  const { child, ask } = forkServer(fileURLToPath(import.meta.url), ['serve']);
+  const { ask } = forkServer(fileURLToPath(import.meta.url), ['serve']);
   const ready = await ask<Ready>(null);
-  console.log(`server on 127.0.0.1:${ready.port}: opened ${chunks} chunks in ${ready.openMs.toFixed(0)} ms, RSS ${ready.rssMB.toFixed(0)} MB after building the query pool`);
+  console.log(
+    `server on 127.0.0.1:${ready.port}: opened ${chunks} chunks in ${ready.openMs.toFixed(0)} ms, RSS ${ready.rssMB.toFixed(0)} MB after building the query pool`,
+  );
   const base = `http://127.0.0.1:${ready.port}`;
   const headers = { authorization: `Bearer ${ready.secret}`, 'content-type': 'application/json' };
 
@@ -115,9 +122,7 @@ if (process.argv[2] === 'serve') {
       duration,
       headers,
       requests: [
-        bodies
-          ? { method: 'POST', path, setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[i++ % bodies.length] }) }
-          : { method: 'GET', path },
+        bodies ? { method: 'POST', path, setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[i++ % bodies.length] }) } : { method: 'GET', path },
       ],
     });
   };
@@ -131,7 +136,9 @@ if (process.argv[2] === 'serve') {
     const r = await go();
     const rep = await ask<{ loopP99: number; loopMax: number; cpuMs: number; loopMs: number }>('report');
     const bad = r.non2xx + r.errors + r.timeouts;
-    console.log(`  ${name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : ''}`);
+    console.log(
+      `  ${name}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})` : ''}`,
+    );
     rows.push({ name, r, loopP99: rep.loopP99, loopMax: rep.loopMax, cpuMs: rep.cpuMs, loopMs: rep.loopMs });
     return r;
   };
@@ -141,20 +148,28 @@ if (process.argv[2] === 'serve') {
   await cannon('/v1/match', ready.time, 4, 3);
 
   await run('GET /v1/sources alone (baseline)', () => cannon('/v1/sources', null, 4, Math.min(seconds, 8)), 'sources');
-  const relevance = await run(`relevance, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.relevance, connections, seconds), 'relevance');
+  const relevance = await run(
+    `relevance, vector, limit 50 (${connections} conns)`,
+    () => cannon('/v1/match', ready.relevance, connections, seconds),
+    'relevance',
+  );
   // Unfiltered: no first-revision filter.
   await run(`relevance, include_edits=true (${connections} conns)`, () => cannon('/v1/match', ready.relevanceAll, connections, seconds), 'edits');
   await run(`relevance, far queries: exact scans (${connections} conns)`, () => cannon('/v1/match', ready.far, connections, seconds), 'far');
   const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds), 'time');
   // Both at once: the event loop must keep answering /v1/sources while scans run.
   let rangeUnderSources: Result | undefined;
-  const sources = await run(`GET /v1/sources under order=time load`, async () => {
-    const load = cannon('/v1/match', ready.time, connections, seconds + 1);
-    await new Promise((r) => setTimeout(r, 500));
-    const s = await cannon('/v1/sources', null, 2, seconds - 1);
-    rangeUnderSources = await load;
-    return s;
-  }, 'mixed');
+  const sources = await run(
+    `GET /v1/sources under order=time load`,
+    async () => {
+      const load = cannon('/v1/match', ready.time, connections, seconds + 1);
+      await new Promise((r) => setTimeout(r, 500));
+      const s = await cannon('/v1/sources', null, 2, seconds - 1);
+      rangeUnderSources = await load;
+      return s;
+    },
+    'mixed',
+  );
   const final = await ask<{ plans: unknown; batches: { passes: number; queries: number } }>('report');
   await ask('close').catch(() => undefined);
 
@@ -173,7 +188,9 @@ if (process.argv[2] === 'serve') {
   }
   if (rangeUnderSources) console.log(`(order=time beside it: ${rangeUnderSources.requests.average.toFixed(0)} req/s, p99 ${rangeUnderSources.latency.p99} ms)`);
   const b = final.batches;
-  console.log(`server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`);
+  console.log(
+    `server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`,
+  );
   console.log(
     `load: relevance_rps=${relevance?.requests.average.toFixed(0)} relevance_p99_ms=${relevance?.latency.p99} ` +
       `time_rps=${time?.requests.average.toFixed(0)} time_p99_ms=${time?.latency.p99} sources_p99_under_range_ms=${sources?.latency.p99} ` +

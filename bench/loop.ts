@@ -43,7 +43,24 @@ import { forkServer } from './child.js';
 import { envInt } from './corpus.js';
 
 const T0 = 1_767_225_600; // 2026-01-01
-const WORDS = ['port', 'strike', 'rail', 'harbour', 'council', 'budget', 'storm', 'ferry', 'school', 'energy', 'wages', 'market', 'court', 'bridge', 'river', 'election'];
+const WORDS = [
+  'port',
+  'strike',
+  'rail',
+  'harbour',
+  'council',
+  'budget',
+  'storm',
+  'ferry',
+  'school',
+  'energy',
+  'wages',
+  'market',
+  'court',
+  'bridge',
+  'river',
+  'election',
+];
 const SOURCES = ['Wire One', 'Daily Ledger', 'Harbour Post', 'Berliner Blatt'];
 
 /** A plain news revision; "port" is in about 80% of them (relevance ranks tens of thousands of matches). */
@@ -65,7 +82,9 @@ const ISO = (t: number) => new Date(t * 1000).toISOString().replace(/\.\d{3}Z$/,
 if (process.argv[2] === 'serve') {
   // ---- the server ------------------------------------------------------------------------
   const dir = process.argv[3];
-  const pass = Object.fromEntries(['KEYWORD_READ_THREADS', 'INGEST_PARSE_THREADS'].filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
+  const pass = Object.fromEntries(
+    ['KEYWORD_READ_THREADS', 'INGEST_PARSE_THREADS'].filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]),
+  );
   const service = await openService(benchConfig(dir, { INDEX_MIN_CHUNKS: '16384', INGEST_ALLOW_PRIVATE: 'on', ...pass }));
   const app = await buildApp(service);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -126,7 +145,15 @@ if (process.argv[2] === 'serve') {
             const r = revision(vrng, i * 200 + k, 'vec');
             const c = centroids[vrng.int(centroids.length)];
             const vec = () => normalise(Array.from(c, (x) => x + vrng.uniform(-0.6, 0.6)))!;
-            batch.push({ url: r.url, source: r.source, title: r.title, body: r.snippet, text: r.text, publishedAt: r.publishedAt, chunks: Array.from({ length: 4 }, (_, j) => ({ text: `${r.title} ${j}`, vector: vec() })) });
+            batch.push({
+              url: r.url,
+              source: r.source,
+              title: r.title,
+              body: r.snippet,
+              text: r.text,
+              publishedAt: r.publishedAt,
+              chunks: Array.from({ length: 4 }, (_, j) => ({ text: `${r.title} ${j}`, vector: vec() })),
+            });
           }
           service.store.writeRevisions(batch);
         }
@@ -169,7 +196,10 @@ if (process.argv[2] === 'serve') {
     const items = Array.from({ length: envInt('BENCH_LOOP_PAGES', 24) }, (_, i) => {
       const r = revision(rng, o * 1000 + i, 'feed');
       const link = `${site.base}/o${o}/a${i}`;
-      site.set(`/o${o}/a${i}`, { body: i % 3 === 0 ? ap : articlePage({ headline: r.title, text: r.text.replace(/\. /g, '.\n\n'), date: T0 + i }), type: HTML });
+      site.set(`/o${o}/a${i}`, {
+        body: i % 3 === 0 ? ap : articlePage({ headline: r.title, text: r.text.replace(/\. /g, '.\n\n'), date: T0 + i }),
+        type: HTML,
+      });
       return { title: r.title, link, description: r.snippet, date: Math.floor(Date.now() / 1000) - 3600 + i };
     });
     site.set(`/o${o}.xml`, { body: rss2(`Outlet ${o}`, items), type: RSS });
@@ -239,7 +269,9 @@ if (process.argv[2] === 'serve') {
       connections: envInt('BENCH_LOOP_CONNECTIONS', 2),
       duration: seconds,
       headers,
-      requests: [{ method: 'GET', setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/news?q=${qs[i++ % qs.length]}&sort=relevance&limit=${limit}` }) }],
+      requests: [
+        { method: 'GET', setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/news?q=${qs[i++ % qs.length]}&sort=relevance&limit=${limit}` }) },
+      ],
     });
     const bad = r.non2xx + r.errors + r.timeouts;
     return `${r.requests.total} queries, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed` : ''}`;
@@ -304,10 +336,16 @@ if (process.argv[2] === 'serve') {
   fs.rmSync(dir, { recursive: true, force: true });
 
   const base0 = Math.max(rows[0].sourcesP99, 0.001);
-  console.log(`\nevent loop under background work (server: KEYWORD_READ_THREADS=${process.env.KEYWORD_READ_THREADS ?? 'default'}, INGEST_PARSE_THREADS=${process.env.INGEST_PARSE_THREADS ?? 'default'})`);
-  console.log(`${'row'.padEnd(48)} ${'loop p99'.padStart(9)} ${'loop max'.padStart(9)} ${'GET p99'.padStart(8)} ${'polls'.padStart(6)}  ${'GET p99 ÷ idle'.padStart(14)}`);
+  console.log(
+    `\nevent loop under background work (server: KEYWORD_READ_THREADS=${process.env.KEYWORD_READ_THREADS ?? 'default'}, INGEST_PARSE_THREADS=${process.env.INGEST_PARSE_THREADS ?? 'default'})`,
+  );
+  console.log(
+    `${'row'.padEnd(48)} ${'loop p99'.padStart(9)} ${'loop max'.padStart(9)} ${'GET p99'.padStart(8)} ${'polls'.padStart(6)}  ${'GET p99 ÷ idle'.padStart(14)}`,
+  );
   for (const r of rows) {
-    console.log(`${r.name.padEnd(48)} ${r.loopP99.toFixed(1).padStart(9)} ${r.loopMax.toFixed(1).padStart(9)} ${r.sourcesP99.toFixed(1).padStart(8)} ${String(r.polls).padStart(6)}  ${(r.sourcesP99 / base0).toFixed(2).padStart(13)}x`);
+    console.log(
+      `${r.name.padEnd(48)} ${r.loopP99.toFixed(1).padStart(9)} ${r.loopMax.toFixed(1).padStart(9)} ${r.sourcesP99.toFixed(1).padStart(8)} ${String(r.polls).padStart(6)}  ${(r.sourcesP99 / base0).toFixed(2).padStart(13)}x`,
+    );
   }
   const worstP99 = Math.max(...rows.map((r) => r.loopP99));
   const worstMax = Math.max(...rows.map((r) => r.loopMax));

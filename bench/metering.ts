@@ -115,7 +115,10 @@ if (process.argv[2] === 'serve') {
     { prefix: '/bench' },
   );
 
-  const operatorSecrets = Array.from({ length: Math.max(1, accounts) }, (_, i) => service.keys.create({ scheme: 'bearer', name: `bench-operator-${i}` }).secret);
+  const operatorSecrets = Array.from(
+    { length: Math.max(1, accounts) },
+    (_, i) => service.keys.create({ scheme: 'bearer', name: `bench-operator-${i}` }).secret,
+  );
   const customerIds: string[] = [];
   const customerSecrets: string[] = [];
   // One write transaction for all the accounts (each call nests its own): setup in
@@ -158,7 +161,8 @@ if (process.argv[2] === 'serve') {
   process.send!(ready);
 } else {
   const levels = (process.env.BENCH_CONNECTIONS ?? '16,64,256').split(',').map(Number);
-  if (levels.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`BENCH_CONNECTIONS: a comma-separated list of connection counts, got ${process.env.BENCH_CONNECTIONS}`);
+  if (levels.some((c) => !Number.isInteger(c) || c < 1))
+    throw new Error(`BENCH_CONNECTIONS: a comma-separated list of connection counts, got ${process.env.BENCH_CONNECTIONS}`);
   const duration = envInt('BENCH_DURATION', 3);
   const rounds = envInt('BENCH_ROUNDS', 5);
   const accounts = envInt('BENCH_ACCOUNTS', 2000);
@@ -167,7 +171,9 @@ if (process.argv[2] === 'serve') {
   try {
     const ready = await ask<Ready>(null);
     const base = `http://127.0.0.1:${ready.port}`;
-    console.log(`server on 127.0.0.1:${ready.port}: set up with ${accounts} accounts in ${ready.setupMs.toFixed(0)} ms; ${os.availableParallelism()} cores shared with autocannon`);
+    console.log(
+      `server on 127.0.0.1:${ready.port}: set up with ${accounts} accounts in ${ready.setupMs.toFixed(0)} ms; ${os.availableParallelism()} cores shared with autocannon`,
+    );
 
     // Both routes answer the same body; the metered one charges.
     const get = (p: string, secret: string) => fetch(base + p, { headers: { authorization: `Bearer ${secret}` } });
@@ -177,8 +183,11 @@ if (process.argv[2] === 'serve') {
     if (plain.status !== 200 || charged.status !== 200 || plainBody !== chargedBody) {
       throw new Error(`the routes differ: ${plain.status} ${plainBody.slice(0, 200)} vs ${charged.status} ${chargedBody.slice(0, 200)}`);
     }
-    if (plain.headers.has('x-credits-charged') || !charged.headers.has('x-credits-charged')) throw new Error('the unmetered route is metered, or the metered one is not');
-    console.log(`GET ${METERED} and ${UNMETERED}: 200, the same body (${(JSON.parse(plainBody) as { count: number }).count} sources); x-credits-charged ${charged.headers.get('x-credits-charged')} on the metered one only`);
+    if (plain.headers.has('x-credits-charged') || !charged.headers.has('x-credits-charged'))
+      throw new Error('the unmetered route is metered, or the metered one is not');
+    console.log(
+      `GET ${METERED} and ${UNMETERED}: 200, the same body (${(JSON.parse(plainBody) as { count: number }).count} sources); x-credits-charged ${charged.headers.get('x-credits-charged')} on the metered one only`,
+    );
 
     type Result = Awaited<ReturnType<typeof autocannon>>;
     /** One slice: autocannon's result and the server's CPU over it. */
@@ -204,7 +213,10 @@ if (process.argv[2] === 'serve') {
     }
     const customers = ready.customerSecrets.length > 0 ? ready.customerSecrets : ready.operatorSecrets;
     const row = (name: string, p: string, secrets: string[]): Row => ({ name, path: p, secrets, slices: new Map(levels.map((c) => [c, []])), ok: 0 });
-    const rows: Row[] = [row(`unmetered ${UNMETERED} (baseline)`, UNMETERED, customers), row(`metered ${METERED}, ${ready.operatorSecrets.length} operator keys`, METERED, ready.operatorSecrets)];
+    const rows: Row[] = [
+      row(`unmetered ${UNMETERED} (baseline)`, UNMETERED, customers),
+      row(`metered ${METERED}, ${ready.operatorSecrets.length} operator keys`, METERED, ready.operatorSecrets),
+    ];
     if (accounts > 0) rows.push(row(`metered ${METERED}, ${accounts} customer keys`, METERED, ready.customerSecrets));
     const [unmetered, operator] = rows;
     const customer = rows[2];
@@ -217,7 +229,8 @@ if (process.argv[2] === 'serve') {
       return Number(x[11]) + Number(x[12]); // utime + stime, in clock ticks
     };
     const hasProc = fs.existsSync(`/proc/${child.pid}/task/${child.pid}/stat`);
-    const cpu = () => (hasProc ? { main: ticks(`/proc/${child.pid}/task/${child.pid}/stat`), all: ticks(`/proc/${child.pid}/stat`), at: performance.now() } : null);
+    const cpu = () =>
+      hasProc ? { main: ticks(`/proc/${child.pid}/task/${child.pid}/stat`), all: ticks(`/proc/${child.pid}/stat`), at: performance.now() } : null;
     const TICK_US = 1e6 / 100; // USER_HZ
 
     /** One autocannon run; each request carries the next key of `secrets`, round-robin over all connections. */
@@ -229,7 +242,13 @@ if (process.argv[2] === 'serve') {
         connections,
         pipelining: 1,
         duration: seconds,
-        requests: [{ method: 'GET', path: r.path, setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${r.secrets[i++ % r.secrets.length]}` } }) }],
+        requests: [
+          {
+            method: 'GET',
+            path: r.path,
+            setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${r.secrets[i++ % r.secrets.length]}` } }),
+          },
+        ],
       });
       const after = cpu();
       r.ok += res['2xx'];
@@ -258,7 +277,9 @@ if (process.argv[2] === 'serve') {
         for (const r of order) {
           const s = await cannon(r, c, duration);
           r.slices.get(c)!.push(s);
-          line.push(`${r === unmetered ? 'unmetered' : r === operator ? 'operator' : 'customers'} ${s.rps.toFixed(0)}${s.failed ? ` (${s.failed} failed)` : ''}`);
+          line.push(
+            `${r === unmetered ? 'unmetered' : r === operator ? 'operator' : 'customers'} ${s.rps.toFixed(0)}${s.failed ? ` (${s.failed} failed)` : ''}`,
+          );
         }
         console.log(`  round ${k + 1}/${rounds}, ${String(c).padStart(3)} connections: ${line.join(', ')} req/s`);
       }
@@ -280,26 +301,39 @@ if (process.argv[2] === 'serve') {
     const capacityRatio = (r: Row) => median(Array.from({ length: rounds }, (_, k) => capacityIn(r, k) / capacityIn(unmetered, k)));
     const f1 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(1));
 
-    console.log(`\nmetering on GET ${METERED} (medians of ${rounds} interleaved rounds of ${duration} s; pipelining 1; server and autocannon sharing ${os.availableParallelism()} cores)`);
-    console.log(`${'conns'.padStart(5)}  ${'route'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(6)} ${'p99 ms'.padStart(6)} ${'fail'.padStart(5)} ${'loop µs'.padStart(8)} ${'other µs'.padStart(8)} ${'busy'.padStart(5)}  ${'÷ unmetered'.padStart(11)}`);
+    console.log(
+      `\nmetering on GET ${METERED} (medians of ${rounds} interleaved rounds of ${duration} s; pipelining 1; server and autocannon sharing ${os.availableParallelism()} cores)`,
+    );
+    console.log(
+      `${'conns'.padStart(5)}  ${'route'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(6)} ${'p99 ms'.padStart(6)} ${'fail'.padStart(5)} ${'loop µs'.padStart(8)} ${'other µs'.padStart(8)} ${'busy'.padStart(5)}  ${'÷ unmetered'.padStart(11)}`,
+    );
     for (const c of levels) {
       for (const r of rows) {
         const failed = r.slices.get(c)!.reduce((a, s) => a + s.failed, 0);
         console.log(
-          `${String(c).padStart(5)}  ${r.name.padEnd(44)} ${med(r, c, (s) => s.rps).toFixed(0).padStart(7)} ${String(med(r, c, (s) => s.p50)).padStart(6)} ${String(med(r, c, (s) => s.p99)).padStart(6)} ${String(failed).padStart(5)} ` +
+          `${String(c).padStart(5)}  ${r.name.padEnd(44)} ${med(r, c, (s) => s.rps)
+            .toFixed(0)
+            .padStart(7)} ${String(med(r, c, (s) => s.p50)).padStart(6)} ${String(med(r, c, (s) => s.p99)).padStart(6)} ${String(failed).padStart(5)} ` +
             `${f1(med(r, c, (s) => s.mainUs)).padStart(8)} ${f1(med(r, c, (s) => s.otherUs)).padStart(8)} ${`${(med(r, c, (s) => s.busy) * 100).toFixed(0)}%`.padStart(5)}  ${`${ratio(r, c).toFixed(3)}x`.padStart(11)}`,
         );
       }
     }
-    console.log('(loop µs / other µs: server CPU per request on its event-loop thread / on every other thread; busy: the event-loop thread\'s share of wall time)');
+    console.log(
+      "(loop µs / other µs: server CPU per request on its event-loop thread / on every other thread; busy: the event-loop thread's share of wall time)",
+    );
     console.log(`${'capacity'.padStart(5)}  ${'(median over rounds of the best req/s)'.padEnd(44)}`);
-    for (const r of rows) console.log(`${''.padStart(5)}  ${r.name.padEnd(44)} ${capacity(r).toFixed(0).padStart(7)}${' '.repeat(51)}${`${capacityRatio(r).toFixed(3)}x`.padStart(11)}`);
+    for (const r of rows)
+      console.log(
+        `${''.padStart(5)}  ${r.name.padEnd(44)} ${capacity(r).toFixed(0).padStart(7)}${' '.repeat(51)}${`${capacityRatio(r).toFixed(3)}x`.padStart(11)}`,
+      );
 
     // Every slice and warm-up ends with up to its connections' requests charged but not counted.
     const slack = `in flight when a slice ended: charged, not counted; at most ${levels.reduce((a, c) => a + c * rounds, top)}`;
     console.log(`ledger: operator debits ${counts.operatorDebits} for ${operator.ok} 2xx answered (${slack})`);
     if (customer) {
-      console.log(`ledger: customer debits ${counts.customerDebits} for ${customer.ok} 2xx answered (${slack}); ${counts.refunds} refunds; wallets spent ${counts.creditsSpent} credits`);
+      console.log(
+        `ledger: customer debits ${counts.customerDebits} for ${customer.ok} 2xx answered (${slack}); ${counts.refunds} refunds; wallets spent ${counts.creditsSpent} credits`,
+      );
     }
     const metered = customer ?? operator;
     const at = levels.map((c) => `at_${c}=${ratio(metered, c).toFixed(3)}`).join(' ');

@@ -21,7 +21,10 @@ for (let label = from; label < to; label++) {
   // One chunk against every query: the query matrix stays in cache.
   for (let q = 0; q < nq; q++) {
     const o = q * DIM;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
     for (let i = 0; i < DIM; i += 4) {
       s0 += v[i] * queries[o + i];
       s1 += v[i + 1] * queries[o + i + 1];

@@ -28,7 +28,10 @@ export async function oracleScores(service: Service, queries: Float32Array[], on
           if (m.best) resolve(m.best);
           else {
             done[s] = m.progress!;
-            onProgress?.(done.reduce((a, b) => a + b, 0), labels);
+            onProgress?.(
+              done.reduce((a, b) => a + b, 0),
+              labels,
+            );
           }
         });
         w.on('error', reject);

@@ -26,8 +26,15 @@ console.log(`${chunks} chunks, ${service.catalog.size} revisions indexed`);
 const rng = new Rng(99);
 const domain: Domain = { includeEdits: false, sources: null };
 const all = { includeEdits: true, sources: null };
-let exactMs = 0, scanMs = 0, topExactMs = 0, topPlannedMs = 0;
-let found = 0, expected = 0, worst = 1, topFound = 0, topExpected = 0;
+let exactMs = 0,
+  scanMs = 0,
+  topExactMs = 0,
+  topPlannedMs = 0;
+let found = 0,
+  expected = 0,
+  worst = 1,
+  topFound = 0,
+  topExpected = 0;
 const sizes: number[] = [];
 for (let q = 0; q < nQueries; q++) {
   // A query near a real chunk: a chunk vector plus noise, as a paraphrase would be.
@@ -54,7 +61,9 @@ for (let q = 0; q < nQueries; q++) {
   sizes.push(exact.length);
 
   t0 = performance.now();
-  const topExact = oracle(query, -1, all).sort((a, b) => b.score - a.score).slice(0, 10);
+  const topExact = oracle(query, -1, all)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 10);
   topExactMs += performance.now() - t0;
   t0 = performance.now();
   const topApprox = await service.search.topK(query, 10, -1, all);
@@ -66,7 +75,9 @@ for (let q = 0; q < nQueries; q++) {
 const plans = { ...service.search.plans };
 await service.close();
 sizes.sort((a, b) => a - b);
-console.log(`\norder=time recall over ${nQueries} queries (matches per query: min ${sizes[0]}, median ${sizes[sizes.length >> 1]}, max ${sizes[sizes.length - 1]}):`);
+console.log(
+  `\norder=time recall over ${nQueries} queries (matches per query: min ${sizes[0]}, median ${sizes[sizes.length >> 1]}, max ${sizes[sizes.length - 1]}):`,
+);
 console.log(`  recall ${(found / expected).toFixed(4)} (${found}/${expected} articles), worst query ${worst.toFixed(4)}`);
 console.log(`  plans (order=time and top-10 together): ${JSON.stringify(plans)}`);
 console.log(`order=relevance top-10 recall (include_edits): ${(topFound / topExpected).toFixed(4)}`);

@@ -106,15 +106,21 @@ const targets = [10, 300, 3000];
 
 // ---- the oracle ----
 const queries = benchQueryClasses(service, perClass);
-console.log(`f32 oracle: ${queries.length} queries (${perClass} a class) against all ${stats.nextLabel} chunks, in JS on ${os.availableParallelism()} threads…`);
+console.log(
+  `f32 oracle: ${queries.length} queries (${perClass} a class) against all ${stats.nextLabel} chunks, in JS on ${os.availableParallelism()} threads…`,
+);
 t0 = performance.now();
 let lastPrint = 0;
-const truth = await oracleScores(service, queries.map((q) => q.query), (done, total) => {
-  if (performance.now() - lastPrint > 15_000) {
-    lastPrint = performance.now();
-    console.log(`  ${done}/${total} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-  }
-});
+const truth = await oracleScores(
+  service,
+  queries.map((q) => q.query),
+  (done, total) => {
+    if (performance.now() - lastPrint > 15_000) {
+      lastPrint = performance.now();
+      console.log(`  ${done}/${total} chunks (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    }
+  },
+);
 const oracleMs = performance.now() - t0;
 
 /** Revisions in the domain, best first, with their f32 scores. */
@@ -126,7 +132,13 @@ function ranked(qi: number, d: Domain): { ord: number; score: number }[] {
 }
 
 // ---- recall ----
-interface Acc { found: number; expected: number; extra: number; edge: number; cells: number }
+interface Acc {
+  found: number;
+  expected: number;
+  extra: number;
+  edge: number;
+  cells: number;
+}
 const acc = (): Acc => ({ found: 0, expected: 0, extra: 0, edge: 0, cells: 0 });
 const timeBy = new Map<QueryClass, Acc>();
 const relBy = new Map<string, Acc>(); // `${class}|${plan}` and `${class}|${filter}`
@@ -185,7 +197,9 @@ for (const [qi, { cls, query }] of queries.entries()) {
     add(relBy, `all|${r.plan}`, cell);
     if (r.plan === 'index') {
       const p = probeBy.get(cls) ?? { rows: 0, rescored: 0, n: 0 };
-      p.rows += r.probe.rows, p.rescored += r.probe.rescored, p.n++;
+      p.rows += r.probe.rows;
+      p.rescored += r.probe.rescored;
+      p.n++;
       probeBy.set(cls, p);
     }
   }
@@ -193,7 +207,11 @@ for (const [qi, { cls, query }] of queries.entries()) {
   if ((qi + 1) % 40 === 0) console.log(`  recall: ${qi + 1}/${queries.length} queries (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
 }
 const plans = ['scan', 'scan-far', 'index', 'index-then-scan'];
-const relOf = (cls: string, keys: string[]) => keys.reduce((s, k) => ({ found: s.found + (relBy.get(`${cls}|${k}`)?.found ?? 0), expected: s.expected + (relBy.get(`${cls}|${k}`)?.expected ?? 0) }), { found: 0, expected: 0 });
+const relOf = (cls: string, keys: string[]) =>
+  keys.reduce((s, k) => ({ found: s.found + (relBy.get(`${cls}|${k}`)?.found ?? 0), expected: s.expected + (relBy.get(`${cls}|${k}`)?.expected ?? 0) }), {
+    found: 0,
+    expected: 0,
+  });
 const ratio = (x: { found: number; expected: number }) => (x.expected ? x.found / x.expected : 1);
 
 // ---- speed ----
@@ -313,7 +331,12 @@ if (process.env.BENCH_GRAPHS !== '0') graphs = runGraphs();
 const byClass = QUERY_CLASSES.map((cls) => ({ cls, r: ratio(relOf(cls, plans)) }));
 const indexRel = ratio(relOf('all', ['index']));
 const R = {
-  recallTime: [...timeBy.values()].reduce((s, a) => s + a.found, 0) / Math.max(1, [...timeBy.values()].reduce((s, a) => s + a.expected, 0)),
+  recallTime:
+    [...timeBy.values()].reduce((s, a) => s + a.found, 0) /
+    Math.max(
+      1,
+      [...timeBy.values()].reduce((s, a) => s + a.expected, 0),
+    ),
   recallRel: ratio(relOf('all', plans)),
   recallIndex: indexRel,
   minClass: Math.min(...byClass.map((c) => c.r)),
@@ -328,20 +351,34 @@ const R = {
 
 // ---- the tables ----
 const pad = (s: string, n: number) => s.padEnd(n);
-console.log(`\nsearch on ${rows} chunks, ${catalog.size} revisions (isa ${stats.isa}, ${stats.threads} threads; ${queries.length} queries, ${perClass} a class; oracle ${(oracleMs / 1000).toFixed(0)} s)`);
+console.log(
+  `\nsearch on ${rows} chunks, ${catalog.size} revisions (isa ${stats.isa}, ${stats.threads} threads; ${queries.length} queries, ${perClass} a class; oracle ${(oracleMs / 1000).toFixed(0)} s)`,
+);
 console.log(`\norder=time recall by class (5 filters x 3 thresholds a query; f16 ties within 1e-4 of the threshold counted apart)`);
 console.log(`${pad('class', 12)} ${'found/expected'.padStart(18)} ${'recall'.padStart(8)} ${'extra'.padStart(6)} ${'ties'.padStart(6)}`);
 for (const cls of QUERY_CLASSES) {
   const a = timeBy.get(cls) ?? acc();
-  console.log(`${pad(cls, 12)} ${`${a.found}/${a.expected}`.padStart(18)} ${(a.expected ? a.found / a.expected : 1).toFixed(4).padStart(8)} ${String(a.extra).padStart(6)} ${String(a.edge).padStart(6)}`);
+  console.log(
+    `${pad(cls, 12)} ${`${a.found}/${a.expected}`.padStart(18)} ${(a.expected ? a.found / a.expected : 1).toFixed(4).padStart(8)} ${String(a.extra).padStart(6)} ${String(a.edge).padStart(6)}`,
+  );
 }
 console.log(`\norder=relevance top-50 recall by class and filter (planned; ties within 1e-4 of the 50th count as found)`);
-console.log(`${pad('class', 12)} ${filters.map((f) => f.name.padStart(11)).join(' ')} ${'all'.padStart(8)}   plans (cells)                      rows read / rescored (index cells)`);
+console.log(
+  `${pad('class', 12)} ${filters.map((f) => f.name.padStart(11)).join(' ')} ${'all'.padStart(8)}   plans (cells)                      rows read / rescored (index cells)`,
+);
 for (const cls of QUERY_CLASSES) {
-  const cells = filters.map((f) => ratio(relBy.get(`${cls}|${f.name}`) ?? { found: 0, expected: 0 }).toFixed(4).padStart(11)).join(' ');
+  const cells = filters
+    .map((f) =>
+      ratio(relBy.get(`${cls}|${f.name}`) ?? { found: 0, expected: 0 })
+        .toFixed(4)
+        .padStart(11),
+    )
+    .join(' ');
   const pl = plans.map((p) => `${p} ${relBy.get(`${cls}|${p}`)?.cells ?? 0}`).join(', ');
   const pr = probeBy.get(cls);
-  console.log(`${pad(cls, 12)} ${cells} ${ratio(relOf(cls, plans)).toFixed(4).padStart(8)}   ${pad(pl, 52)} ${pr ? `${(pr.rows / pr.n).toFixed(0)} / ${(pr.rescored / pr.n).toFixed(0)}` : '-'}`);
+  console.log(
+    `${pad(cls, 12)} ${cells} ${ratio(relOf(cls, plans)).toFixed(4).padStart(8)}   ${pad(pl, 52)} ${pr ? `${(pr.rows / pr.n).toFixed(0)} / ${(pr.rescored / pr.n).toFixed(0)}` : '-'}`,
+  );
 }
 for (const p of plans) {
   const a = relBy.get(`all|${p}`);
@@ -349,17 +386,35 @@ for (const p of plans) {
 }
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 const rowsOut: [string, string, string, string, string][] = [
-  ['int8 column ÷ read bandwidth (floor)', ms(floorMs), `${(int8Bytes / 1e6).toFixed(0)} MB at ${gbpsAll.toFixed(1)} GB/s on ${stats.threads} threads (${gbps1.toFixed(1)} on one)`, '1.00', ''],
+  [
+    'int8 column ÷ read bandwidth (floor)',
+    ms(floorMs),
+    `${(int8Bytes / 1e6).toFixed(0)} MB at ${gbpsAll.toFixed(1)} GB/s on ${stats.threads} threads (${gbps1.toFixed(1)} on one)`,
+    '1.00',
+    '',
+  ],
   ['range, full corpus, one query a pass', ms(median(fullMs)), '÷ floor (range_bw_ratio)', R.bw.toFixed(2), '≤ 1.5'],
   ['range, 16 queries in one pass', ms(median(pass16Ms)), '÷ one query a pass (pass16_vs_pass1)', R.pass16.toFixed(2), '≤ 1.5'],
   ['range, 10% time window', ms(median(windowMs)), `÷ full (${((windowCount / rows) * 100).toFixed(1)}% of rows; window_ratio)`, R.window.toFixed(3), '≤ 0.15'],
   ['top-50, exact scan, unfiltered', ms(median(scanTopMs)), 'engine.topk(…, scan)', '1.00', ''],
   ['top-50, planned, unfiltered (near classes)', ms(median(plannedTopMs)), 'scan ÷ planned (index_speedup)', R.speedup.toFixed(1), '≥ 20'],
   ['range, one at a time (per query)', ms(serialMs / batchN), `${((batchN / serialMs) * 1000).toFixed(0)} q/s`, '1.00', ''],
-  ['range, 16 in flight (per query)', ms(concurrentMs / batchN), `${((batchN / concurrentMs) * 1000).toFixed(0)} q/s, ${perPass.toFixed(1)} q/pass (batch_gain)`, R.batch.toFixed(2), '≥ 1.5'],
+  [
+    'range, 16 in flight (per query)',
+    ms(concurrentMs / batchN),
+    `${((batchN / concurrentMs) * 1000).toFixed(0)} q/s, ${perPass.toFixed(1)} q/pass (batch_gain)`,
+    R.batch.toFixed(2),
+    '≥ 1.5',
+  ],
   ['index build: train + file every chunk', ms(fileMs), `${builtStats.indexLists} lists, ${(rows / (fileMs / 1000)).toFixed(0)} chunks/s`, '', ''],
   ['index build + save (build_chunks_per_s)', ms(buildMs), `${R.build.toFixed(0)} chunks/s`, '', '≥ 5000'],
-  ['/v1/match relevance, event loop (in process)', `${(http.loop * 1000).toFixed(0)} µs`, `wall ${(http.wall * 1000).toFixed(0)} µs, engine ${(http.engine * 1000).toFixed(0)} µs; JSON.parse of the body ${(parseMs * 1000).toFixed(0)} µs`, '', ''],
+  [
+    '/v1/match relevance, event loop (in process)',
+    `${(http.loop * 1000).toFixed(0)} µs`,
+    `wall ${(http.wall * 1000).toFixed(0)} µs, engine ${(http.engine * 1000).toFixed(0)} µs; JSON.parse of the body ${(parseMs * 1000).toFixed(0)} µs`,
+    '',
+    '',
+  ],
   ['f32 oracle (JS), per query', ms(oracleMs / queries.length), `${queries.length} queries`, '', ''],
 ];
 console.log(`\n${pad('measure', 44)} ${'value'.padStart(12)}  ${pad('note', 70)} ${'ratio'.padStart(7)}  goal`);
@@ -392,9 +447,29 @@ function runGraphs(): string {
     fs.writeFileSync(path.join(work, 'truth.f64'), Buffer.from(top.buffer));
     const bin = path.join(work, 'compare');
     const src = path.resolve('bench/ann/compare.cc');
-    const cc = spawnSync('g++', ['-O3', '-std=c++17', '-pthread', '-Inative/core', '-Inode_modules/usearch/include', '-DUSEARCH_USE_NUMKONG=0', '-DUSEARCH_USE_OPENMP=0', src, ...['kernels', 'segment', 'scan', 'pool', 'ivf', 'engine'].map((f) => `native/core/${f}.cc`), '-o', bin], { encoding: 'utf8' });
+    const cc = spawnSync(
+      'g++',
+      [
+        '-O3',
+        '-std=c++17',
+        '-pthread',
+        '-Inative/core',
+        '-Inode_modules/usearch/include',
+        '-DUSEARCH_USE_NUMKONG=0',
+        '-DUSEARCH_USE_OPENMP=0',
+        src,
+        ...['kernels', 'segment', 'scan', 'pool', 'ivf', 'engine'].map((f) => `native/core/${f}.cc`),
+        '-o',
+        bin,
+      ],
+      { encoding: 'utf8' },
+    );
     if (cc.status !== 0) return `graphs: the comparison tool did not build:\n${cc.stderr}`;
-    const r = spawnSync(bin, [path.join(dir, 'engine'), work, String(stats.threads)], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = spawnSync(bin, [path.join(dir, 'engine'), work, String(stats.threads)], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     return r.status === 0 ? r.stdout : `graphs: the comparison tool failed (${r.status})\n${r.stdout}`;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

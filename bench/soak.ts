@@ -67,7 +67,8 @@ function metric(text: string, name: string): number {
   // The corpus the server starts with, imported before it opens.
   const first = generateCorpus({ seed: 1, articles: 1500 });
   writeCorpusJsonl(first, path.join(dir, 'corpus-0.jsonl'));
-  const runCli = (args: string[]) => spawnSync(process.execPath, ['dist/src/cli/index.js', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
+  const runCli = (args: string[]) =>
+    spawnSync(process.execPath, ['dist/src/cli/index.js', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, encoding: 'utf8' });
   const imp = runCli(['import', path.join(dir, 'corpus-0.jsonl')]);
   if (imp.status !== 0) throw new Error(`import: ${imp.stderr}`);
 
@@ -103,7 +104,20 @@ function metric(text: string, name: string): number {
   lastLine(['credits', 'buy', '--account', account, '--credits', '10000000']);
   lastLine(['subscribe', '--account', account, '--product', 'news', '--plan', 'mega']);
   const customer = lastLine(['keys', 'create', '--account', account, '--name', 'soak customer']);
-  for (let d = 0; d < 3; d++) lastLine(['sources', 'add', '--name', `Soak Desk ${d}`, '--homepage', `${site.base}/d${d}/`, '--feed', `${site.base}/d${d}/feed.xml`, '--fetch-articles', '--interval', '30s']);
+  for (let d = 0; d < 3; d++)
+    lastLine([
+      'sources',
+      'add',
+      '--name',
+      `Soak Desk ${d}`,
+      '--homepage',
+      `${site.base}/d${d}/`,
+      '--feed',
+      `${site.base}/d${d}/feed.xml`,
+      '--fetch-articles',
+      '--interval',
+      '30s',
+    ]);
 
   // A free port, then the server on it (LOG_LEVEL=warn keeps its "listening" line quiet):
   // ready once /healthz answers.
@@ -171,15 +185,33 @@ function metric(text: string, name: string): number {
   const minute = async () => {
     await Promise.all([
       // Paced, not flat out: a soak looks for growth over time, and the machine stays usable.
-      run({ url: base, connections: 2, duration: 55, overallRate: 150, headers: gw, requests: [{ method: 'POST', path: '/v1/match', setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[b++ % bodies.length] }) }] }),
+      run({
+        url: base,
+        connections: 2,
+        duration: 55,
+        overallRate: 150,
+        headers: gw,
+        requests: [{ method: 'POST', path: '/v1/match', setupRequest: (r: autocannon.Request) => ({ ...r, body: bodies[b++ % bodies.length] }) }],
+      }),
       // 10 a second: under the plan's 20 a second, so every call is served and charged.
-      run({ url: base, connections: 1, duration: 55, overallRate: 10, headers: { authorization: `Bearer ${ready.customer}` }, requests: [{ method: 'GET', setupRequest: (r: autocannon.Request) => ({ ...r, path: `/v1/news?q=${encodeURIComponent(words[w++ % words.length])}&limit=10` }) }] }),
+      run({
+        url: base,
+        connections: 1,
+        duration: 55,
+        overallRate: 10,
+        headers: { authorization: `Bearer ${ready.customer}` },
+        requests: [
+          { method: 'GET', setupRequest: (r: autocannon.Request) => ({ ...r, path: `/v1/news?q=${encodeURIComponent(words[w++ % words.length])}&limit=10` }) },
+        ],
+      }),
       run({ url: base, connections: 1, duration: 55, overallRate: 100, headers: gw, requests: [{ method: 'GET', path: '/v1/sources' }] }),
     ]);
   };
 
   const samples: Sample[] = [];
-  console.log(`${'min'.padStart(4)} ${'rss MB'.padStart(8)} ${'anon MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'chunks'.padStart(7)} ${'fds'.padStart(5)} ${'polls'.padStart(6)} ${'requests'.padStart(9)} ${'imports'.padStart(8)}  non-2xx`);
+  console.log(
+    `${'min'.padStart(4)} ${'rss MB'.padStart(8)} ${'anon MB'.padStart(8)} ${'heap MB'.padStart(8)} ${'chunks'.padStart(7)} ${'fds'.padStart(5)} ${'polls'.padStart(6)} ${'requests'.padStart(9)} ${'imports'.padStart(8)}  non-2xx`,
+  );
   let imports = 0;
   for (let m = 1; m <= minutes; m++) {
     // An import beside the server every two minutes: fresh revisions, its own process.
@@ -215,7 +247,19 @@ function metric(text: string, name: string): number {
   const pct = (a: number, b: number) => ((b - a) / a) * 100;
   const errors = [...statuses.values()].reduce((a, b) => a + b, 0);
   console.log(
-    `soak: minutes=${minutes} rss_growth_pct=${pct(from.rssMB, mean((s) => s.rssMB)).toFixed(1)} anon_growth_pct=${pct(from.anonMB, mean((s) => s.anonMB)).toFixed(1)} chunks_growth_pct=${pct(from.rows, mean((s) => s.rows)).toFixed(1)} heap_growth_pct=${pct(from.heapMB, mean((s) => s.heapMB)).toFixed(1)} ` +
+    `soak: minutes=${minutes} rss_growth_pct=${pct(
+      from.rssMB,
+      mean((s) => s.rssMB),
+    ).toFixed(1)} anon_growth_pct=${pct(
+      from.anonMB,
+      mean((s) => s.anonMB),
+    ).toFixed(1)} chunks_growth_pct=${pct(
+      from.rows,
+      mean((s) => s.rows),
+    ).toFixed(1)} heap_growth_pct=${pct(
+      from.heapMB,
+      mean((s) => s.heapMB),
+    ).toFixed(1)} ` +
       `fd_growth=${(mean((s) => s.fds) - from.fds).toFixed(0)} requests=${requests} imports=${imports} polls=${samples.at(-1)?.polls ?? 0} errors=${errors}`,
   );
 }

@@ -48,7 +48,11 @@ async function measure(dataDir: string, port: number): Promise<{ startMs: number
   let startMs = -1;
   while (startMs < 0 && performance.now() - t0 < 120_000) {
     try {
-      const r = await fetch(`http://127.0.0.1:${port}/v1/match`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body });
+      const r = await fetch(`http://127.0.0.1:${port}/v1/match`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body,
+      });
       if (r.status === 200) startMs = performance.now() - t0;
     } catch {
       await new Promise((r) => setTimeout(r, 20));
@@ -57,7 +61,11 @@ async function measure(dataDir: string, port: number): Promise<{ startMs: number
   // A few more queries of both kinds, then read memory.
   for (let i = 0; i < 20; i++) {
     const b = JSON.stringify({ vector: Array.from({ length: 1024 }, (_, j) => Math.sin(i * 7 + j)), min_score: 0.6, limit: 50 });
-    await fetch(`http://127.0.0.1:${port}/v1/match`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: b });
+    await fetch(`http://127.0.0.1:${port}/v1/match`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: b,
+    });
   }
   const m = memory(child.pid!);
   child.kill('SIGTERM');

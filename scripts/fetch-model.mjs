@@ -14,7 +14,12 @@ import { parseArgs } from 'node:util';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { repo: { type: 'string', default: 'BAAI/bge-m3' }, subdir: { type: 'string', default: 'onnx' }, revision: { type: 'string', default: 'main' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    repo: { type: 'string', default: 'BAAI/bge-m3' },
+    subdir: { type: 'string', default: 'onnx' },
+    revision: { type: 'string', default: 'main' },
+    help: { type: 'boolean', short: 'h' },
+  },
 });
 if (values.help) {
   console.log('usage: scripts/fetch-model [DIR] [--repo BAAI/bge-m3] [--subdir onnx] [--revision main]');
@@ -78,7 +83,10 @@ async function main() {
       },
     });
     // The DOM and node:stream/web ReadableStream types differ only in name.
-    await pipeline(Readable.fromWeb(/** @type {import('node:stream/web').ReadableStream} */ (/** @type {unknown} */ (res.body.pipeThrough(counter)))), fs.createWriteStream(tmp));
+    await pipeline(
+      Readable.fromWeb(/** @type {import('node:stream/web').ReadableStream} */ (/** @type {unknown} */ (res.body.pipeThrough(counter)))),
+      fs.createWriteStream(tmp),
+    );
     const have = fs.statSync(tmp).size;
     if (have !== size) throw new Error(`${name}: got ${have} bytes, the hub lists ${size}`);
     if (e.lfs) {

@@ -124,7 +124,14 @@ export function checkLayout(root: string): Layout {
   const fileCycles = cycles([...edges.keys()], (f) => edges.get(f)!);
   for (const c of fileCycles) violations.push(`file cycle: ${c.join(' ⇄ ')}`);
   return {
-    summary: { files: edges.size, folders: folders.size, folderEdges: [...folderEdges.values()].reduce((n, s) => n + s.size, 0), crossFolderImports: crossFolder, folderCycles: folderCycles.length, fileCycles: fileCycles.length },
+    summary: {
+      files: edges.size,
+      folders: folders.size,
+      folderEdges: [...folderEdges.values()].reduce((n, s) => n + s.size, 0),
+      crossFolderImports: crossFolder,
+      folderCycles: folderCycles.length,
+      fileCycles: fileCycles.length,
+    },
     violations,
   };
 }

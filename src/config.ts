@@ -19,18 +19,22 @@ export class ConfigError extends Error {
   readonly name = 'ConfigError';
 }
 
-const int = (min: number, max: number): Parser<number> => (raw, name) => {
-  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-};
-const num = (min: number, max: number): Parser<number> => (raw, name) => {
-  const n = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${name} must be a number, got "${raw}"`);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-};
+const int =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+const num =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    const n = Number(raw.trim());
+    if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${name} must be a number, got "${raw}"`);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
 const str: Parser<string> = (raw) => raw;
 const optionalStr: Parser<string | undefined> = (raw) => (raw === '' ? undefined : raw);
 const optionalUrl: Parser<string | undefined> = (raw, name) => {
@@ -41,7 +45,8 @@ const optionalUrl: Parser<string | undefined> = (raw, name) => {
 /** A base URL with {domain} / {country} placeholders: it must be a URL once they are filled in. */
 const baseTemplate: Parser<string> = (raw, name) => {
   const sample = raw.replace(/\{domain\}/g, 'www.example.com').replace(/\{country\}/g, 'us');
-  if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL (with {domain} or {country} placeholders), got ${JSON.stringify(raw)}`);
+  if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample))
+    throw new ConfigError(`${name}: an http(s) URL (with {domain} or {country} placeholders), got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
 };
 /** An upstream URL template: http(s) once each `{name}` placeholder is filled; no others allowed. */
@@ -61,13 +66,18 @@ const optionalHostPort: Parser<{ host: string; port: number } | undefined> = (ra
   if (!m || Number(m[3]) > 65535) throw new ConfigError(`${name}: host:port (e.g. 127.0.0.1:9464 or [::1]:9464), got ${JSON.stringify(raw)}`);
   return { host: m[1] ?? m[2], port: Number(m[3]) };
 };
-const oneOf = <T extends string>(...values: T[]): Parser<T> => (raw, name) => {
-  if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-};
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw, name) => {
+    if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
 
 const productList: Parser<Product[]> = (raw, name) => {
-  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const bad = names.filter((n) => !isProduct(n));
   if (bad.length > 0) throw new ConfigError(`${name}: unknown product ${bad.join(', ')}; products: ${PRODUCT_NAMES.join(', ')}`);
   return names as Product[];
@@ -93,48 +103,213 @@ const inflightSettings = Object.fromEntries(
 export const settings = {
   host: { env: 'HOST', default: '127.0.0.1', parse: str, doc: 'Address the HTTP server binds to.' },
   port: { env: 'PORT', default: 8080, parse: int(0, 65535), doc: 'HTTP port.' },
-  metricsListen: { env: 'METRICS_LISTEN', default: undefined, parse: optionalHostPort, doc: '`host:port` of a second listener that serves only `/metrics`, `/healthz` and `/readyz`, with no key: bind it where only the scraper reaches. Unset: none.' },
-  metricsPublic: { env: 'METRICS_PUBLIC', default: 'off', parse: oneOf('on', 'off'), doc: '`on`: `GET /metrics` on the main port needs no key. `off`: it needs an operator Bearer key (Operations).' },
+  metricsListen: {
+    env: 'METRICS_LISTEN',
+    default: undefined,
+    parse: optionalHostPort,
+    doc: '`host:port` of a second listener that serves only `/metrics`, `/healthz` and `/readyz`, with no key: bind it where only the scraper reaches. Unset: none.',
+  },
+  metricsPublic: {
+    env: 'METRICS_PUBLIC',
+    default: 'off',
+    parse: oneOf('on', 'off'),
+    doc: '`on`: `GET /metrics` on the main port needs no key. `off`: it needs an operator Bearer key (Operations).',
+  },
   dataDir: { env: 'DATA_DIR', default: './data', parse: str, doc: 'Directory holding the LMDB store, the vector index and the cursor secret.' },
-  gatewayHost: { env: 'GATEWAY_HOST', default: undefined, parse: optionalStr, doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).' },
-  logLevel: { env: 'LOG_LEVEL', default: 'info', parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), doc: 'Log level (pino levels, or `silent`).' },
-  matchMaxMatches: { env: 'MATCH_MAX_MATCHES', default: 10_000, parse: int(1, 10_000_000), doc: 'An `order=time` query matching more rows than this answers 422 `too_many_matches`.' },
-  exactScanMaxChunks: { env: 'EXACT_SCAN_MAX_CHUNKS', default: 50_000, parse: int(0, 100_000_000), doc: 'An `order=relevance` query whose filters leave at most this many chunks (estimated) is answered by an exact scan instead of the index (`order=time` always scans).' },
-  pageCacheEntries: { env: 'PAGE_CACHE_ENTRIES', default: 256, parse: int(0, 1_000_000), doc: 'Result sets of `order=time` vector queries kept for their following pages (LRU).' },
-  indexMinChunks: { env: 'INDEX_MIN_CHUNKS', default: 65_536, parse: int(1, 1_000_000_000), doc: 'The relevance index (k-means lists) is trained once the corpus holds this many chunks; below it `order=relevance` scans exactly.' },
-  indexLists: { env: 'INDEX_LISTS', default: 0, parse: int(0, 65_536), doc: 'Lists (k-means centroids) of the relevance index when it is trained; 0: about the square root of the chunk count. It is trained again, with every chunk filed anew, each time the corpus has grown 4× since.' },
-  indexProbeDelta: { env: 'INDEX_PROBE_DELTA', default: 0.05, parse: num(0, 2), doc: 'A relevance query reads every list whose centroid scores within this cosine of the best one (more when those cannot fill the page).' },
-  indexProbeMaxChunks: { env: 'INDEX_PROBE_MAX_CHUNKS', default: 0, parse: int(0, 1_000_000_000), doc: 'Chunks a relevance query may read from the index; past it the query is far from every list and is answered by an exact scan. 0: 3% of the corpus, at least 30,000.' },
-  indexFarScore: { env: 'INDEX_FAR_SCORE', default: 0.3, parse: num(-1, 1), doc: 'A relevance query whose nearest centroid scores below this cosine is far from all data and is answered by an exact scan.' },
-  searchThreads: { env: 'SEARCH_THREADS', default: 0, parse: int(0, 1024), doc: 'Threads a scan pass and an index build split their work over; 0: one per core.' },
-  modelDir: { env: 'BGE_M3_MODEL_DIR', default: undefined, parse: optionalStr, doc: 'Directory holding the bge-m3 ONNX export (`model.onnx`, `model.onnx_data` if any, `tokenizer.json`, `tokenizer_config.json`). Unset: text mode is off.' },
-  embedDevice: { env: 'EMBED_DEVICE', default: 'auto', parse: oneOf('auto', 'cpu', 'cuda'), doc: 'ONNX Runtime execution provider: `auto` tries CUDA and falls back to CPU (one log line says which); `cuda` falls back too, with a warning.' },
-  embedThreads: { env: 'EMBED_THREADS', default: 2, parse: int(1, 64), doc: 'Embedding worker threads (one ONNX Runtime session each). With 2 or more, bulk work never takes the last one, so queries never wait behind an import.' },
-  embedMaxTokens: { env: 'EMBED_MAX_TOKENS', default: 8192, parse: int(8, 8192), doc: 'Tokens per text, `<s>` and `</s>` included; longer texts are truncated (the closing token is kept).' },
-  embedMaxBatchTokens: { env: 'EMBED_MAX_BATCH_TOKENS', default: 16_384, parse: int(64, 1_048_576), doc: 'Token budget of one batch (rows × longest row, padding included), like text-embeddings-inference `max_batch_tokens`.' },
-  embedQueueMax: { env: 'EMBED_QUEUE_MAX', default: 4096, parse: int(1, 10_000_000), doc: 'Texts waiting for a worker; past it a text query answers 503 `embed_unavailable` with `Retry-After`, and bulk work waits.' },
-  embedTimeoutMs: { env: 'EMBED_TIMEOUT_MS', default: 10_000, parse: int(1, 3_600_000), doc: 'A text query whose embedding takes longer than this answers 503 `embed_unavailable` with `Retry-After`.' },
-  chunkMinTokens: { env: 'CHUNK_MIN_TOKENS', default: 32, parse: int(1, 8192), doc: 'Sentences are grouped into chunks of at least this many tokens where the text allows.' },
-  chunkMaxTokens: { env: 'CHUNK_MAX_TOKENS', default: 128, parse: int(8, 8192), doc: 'Most tokens in a chunk (the headline chunk excepted); longer sentences are split at word boundaries.' },
-  ingest: { env: 'INGEST', default: 'off', parse: oneOf('on', 'off'), doc: '`on`: `serve` polls every enabled outlet on its interval in the background (`newsmatch sources add`).' },
-  ingestConcurrency: { env: 'INGEST_CONCURRENCY', default: 4, parse: int(1, 256), doc: 'Feed and page requests in flight at once (always one at a time per host).' },
-  ingestRevisitHours: { env: 'INGEST_REVISIT_HOURS', default: 48, parse: int(0, 24 * 365), doc: 'With `--fetch-articles`, pages of items still in the feed and younger than this are fetched again each round (conditional GET), so an edit to the text alone becomes a revision.' },
+  gatewayHost: {
+    env: 'GATEWAY_HOST',
+    default: undefined,
+    parse: optionalStr,
+    doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    default: 'info',
+    parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+    doc: 'Log level (pino levels, or `silent`).',
+  },
+  matchMaxMatches: {
+    env: 'MATCH_MAX_MATCHES',
+    default: 10_000,
+    parse: int(1, 10_000_000),
+    doc: 'An `order=time` query matching more rows than this answers 422 `too_many_matches`.',
+  },
+  exactScanMaxChunks: {
+    env: 'EXACT_SCAN_MAX_CHUNKS',
+    default: 50_000,
+    parse: int(0, 100_000_000),
+    doc: 'An `order=relevance` query whose filters leave at most this many chunks (estimated) is answered by an exact scan instead of the index (`order=time` always scans).',
+  },
+  pageCacheEntries: {
+    env: 'PAGE_CACHE_ENTRIES',
+    default: 256,
+    parse: int(0, 1_000_000),
+    doc: 'Result sets of `order=time` vector queries kept for their following pages (LRU).',
+  },
+  indexMinChunks: {
+    env: 'INDEX_MIN_CHUNKS',
+    default: 65_536,
+    parse: int(1, 1_000_000_000),
+    doc: 'The relevance index (k-means lists) is trained once the corpus holds this many chunks; below it `order=relevance` scans exactly.',
+  },
+  indexLists: {
+    env: 'INDEX_LISTS',
+    default: 0,
+    parse: int(0, 65_536),
+    doc: 'Lists (k-means centroids) of the relevance index when it is trained; 0: about the square root of the chunk count. It is trained again, with every chunk filed anew, each time the corpus has grown 4× since.',
+  },
+  indexProbeDelta: {
+    env: 'INDEX_PROBE_DELTA',
+    default: 0.05,
+    parse: num(0, 2),
+    doc: 'A relevance query reads every list whose centroid scores within this cosine of the best one (more when those cannot fill the page).',
+  },
+  indexProbeMaxChunks: {
+    env: 'INDEX_PROBE_MAX_CHUNKS',
+    default: 0,
+    parse: int(0, 1_000_000_000),
+    doc: 'Chunks a relevance query may read from the index; past it the query is far from every list and is answered by an exact scan. 0: 3% of the corpus, at least 30,000.',
+  },
+  indexFarScore: {
+    env: 'INDEX_FAR_SCORE',
+    default: 0.3,
+    parse: num(-1, 1),
+    doc: 'A relevance query whose nearest centroid scores below this cosine is far from all data and is answered by an exact scan.',
+  },
+  searchThreads: {
+    env: 'SEARCH_THREADS',
+    default: 0,
+    parse: int(0, 1024),
+    doc: 'Threads a scan pass and an index build split their work over; 0: one per core.',
+  },
+  modelDir: {
+    env: 'BGE_M3_MODEL_DIR',
+    default: undefined,
+    parse: optionalStr,
+    doc: 'Directory holding the bge-m3 ONNX export (`model.onnx`, `model.onnx_data` if any, `tokenizer.json`, `tokenizer_config.json`). Unset: text mode is off.',
+  },
+  embedDevice: {
+    env: 'EMBED_DEVICE',
+    default: 'auto',
+    parse: oneOf('auto', 'cpu', 'cuda'),
+    doc: 'ONNX Runtime execution provider: `auto` tries CUDA and falls back to CPU (one log line says which); `cuda` falls back too, with a warning.',
+  },
+  embedThreads: {
+    env: 'EMBED_THREADS',
+    default: 2,
+    parse: int(1, 64),
+    doc: 'Embedding worker threads (one ONNX Runtime session each). With 2 or more, bulk work never takes the last one, so queries never wait behind an import.',
+  },
+  embedMaxTokens: {
+    env: 'EMBED_MAX_TOKENS',
+    default: 8192,
+    parse: int(8, 8192),
+    doc: 'Tokens per text, `<s>` and `</s>` included; longer texts are truncated (the closing token is kept).',
+  },
+  embedMaxBatchTokens: {
+    env: 'EMBED_MAX_BATCH_TOKENS',
+    default: 16_384,
+    parse: int(64, 1_048_576),
+    doc: 'Token budget of one batch (rows × longest row, padding included), like text-embeddings-inference `max_batch_tokens`.',
+  },
+  embedQueueMax: {
+    env: 'EMBED_QUEUE_MAX',
+    default: 4096,
+    parse: int(1, 10_000_000),
+    doc: 'Texts waiting for a worker; past it a text query answers 503 `embed_unavailable` with `Retry-After`, and bulk work waits.',
+  },
+  embedTimeoutMs: {
+    env: 'EMBED_TIMEOUT_MS',
+    default: 10_000,
+    parse: int(1, 3_600_000),
+    doc: 'A text query whose embedding takes longer than this answers 503 `embed_unavailable` with `Retry-After`.',
+  },
+  chunkMinTokens: {
+    env: 'CHUNK_MIN_TOKENS',
+    default: 32,
+    parse: int(1, 8192),
+    doc: 'Sentences are grouped into chunks of at least this many tokens where the text allows.',
+  },
+  chunkMaxTokens: {
+    env: 'CHUNK_MAX_TOKENS',
+    default: 128,
+    parse: int(8, 8192),
+    doc: 'Most tokens in a chunk (the headline chunk excepted); longer sentences are split at word boundaries.',
+  },
+  ingest: {
+    env: 'INGEST',
+    default: 'off',
+    parse: oneOf('on', 'off'),
+    doc: '`on`: `serve` polls every enabled outlet on its interval in the background (`newsmatch sources add`).',
+  },
+  ingestConcurrency: {
+    env: 'INGEST_CONCURRENCY',
+    default: 4,
+    parse: int(1, 256),
+    doc: 'Feed and page requests in flight at once (always one at a time per host).',
+  },
+  ingestRevisitHours: {
+    env: 'INGEST_REVISIT_HOURS',
+    default: 48,
+    parse: int(0, 24 * 365),
+    doc: 'With `--fetch-articles`, pages of items still in the feed and younger than this are fetched again each round (conditional GET), so an edit to the text alone becomes a revision.',
+  },
   ingestTimeoutMs: { env: 'INGEST_TIMEOUT_MS', default: 15_000, parse: int(100, 600_000), doc: 'Deadline of one feed or page request.' },
-  ingestMaxBytes: { env: 'INGEST_MAX_BYTES', default: 5 * 1_048_576, parse: int(1024, 1024 * 1_048_576), doc: 'Largest feed or page body read, in bytes; a larger one fails that fetch.' },
+  ingestMaxBytes: {
+    env: 'INGEST_MAX_BYTES',
+    default: 5 * 1_048_576,
+    parse: int(1024, 1024 * 1_048_576),
+    doc: 'Largest feed or page body read, in bytes; a larger one fails that fetch.',
+  },
   ingestMaxRedirects: { env: 'INGEST_MAX_REDIRECTS', default: 5, parse: int(0, 20), doc: 'Redirects followed per request.' },
-  ingestUserAgent: { env: 'INGEST_USER_AGENT', default: 'newsmatch/0.1 (self-hosted news index; feed poller)', parse: str, doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).' },
-  ingestParseThreads: { env: 'INGEST_PARSE_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads the poller parses feeds and extracts article text on (started on first use), so a page (Readability, 70–140 ms) never stalls requests; 0 parses on the event loop.' },
+  ingestUserAgent: {
+    env: 'INGEST_USER_AGENT',
+    default: 'newsmatch/0.1 (self-hosted news index; feed poller)',
+    parse: str,
+    doc: 'User-Agent of feed and page requests (and the name robots.txt rules are matched against).',
+  },
+  ingestParseThreads: {
+    env: 'INGEST_PARSE_THREADS',
+    default: 2,
+    parse: int(0, 64),
+    doc: 'Worker threads the poller parses feeds and extracts article text on (started on first use), so a page (Readability, 70–140 ms) never stalls requests; 0 parses on the event loop.',
+  },
   ingestAllowPrivate: {
     env: 'INGEST_ALLOW_PRIVATE',
     default: 'off',
     parse: oneOf('on', 'off'),
-    doc: '`off`: every feed, page and redirect the poller fetches must be on a public address. `on`: the hosts of the outlets\' own feed URLs may be loopback or private (a feed on this machine or the intranet); item links and redirects to any other host still may not.',
+    doc: "`off`: every feed, page and redirect the poller fetches must be on a public address. `on`: the hosts of the outlets' own feed URLs may be loopback or private (a feed on this machine or the intranet); item links and redirects to any other host still may not.",
   },
-  liveTimeoutMs: { env: 'LIVE_TIMEOUT_MS', default: 20_000, parse: int(100, 120_000), doc: 'Deadline of one live scrape (every page it reads); past it 504 `timeout`.' },
-  liveMaxBytes: { env: 'LIVE_MAX_BYTES', default: 8 * 1_048_576, parse: int(1024, 256 * 1_048_576), doc: 'Largest page a live scrape reads, in bytes; a larger one is 502 `scrape_failed`.' },
-  liveParseThreads: { env: 'LIVE_PARSE_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads live scrapes parse pages on (started on first use), so a large page (a product page parses in ~400 ms) never stalls other requests; 0 parses on the event loop.' },
-  keywordReadThreads: { env: 'KEYWORD_READ_THREADS', default: 2, parse: int(0, 64), doc: 'Worker threads keyword searches (`/v1/news`, `/v1/jobs`) run their SQLite reads on, each with a read-only connection (started on first use), so a BM25 ranking of many matches never stalls other requests; 0 reads on the event loop.' },
-  liveProxyUrl: { env: 'LIVE_PROXY_URL', default: undefined, parse: optionalUrl, doc: 'HTTP(S) proxy every live scrape goes through (`http://user:pass@host:port`); unset: direct.' },
+  liveTimeoutMs: {
+    env: 'LIVE_TIMEOUT_MS',
+    default: 20_000,
+    parse: int(100, 120_000),
+    doc: 'Deadline of one live scrape (every page it reads); past it 504 `timeout`.',
+  },
+  liveMaxBytes: {
+    env: 'LIVE_MAX_BYTES',
+    default: 8 * 1_048_576,
+    parse: int(1024, 256 * 1_048_576),
+    doc: 'Largest page a live scrape reads, in bytes; a larger one is 502 `scrape_failed`.',
+  },
+  liveParseThreads: {
+    env: 'LIVE_PARSE_THREADS',
+    default: 2,
+    parse: int(0, 64),
+    doc: 'Worker threads live scrapes parse pages on (started on first use), so a large page (a product page parses in ~400 ms) never stalls other requests; 0 parses on the event loop.',
+  },
+  keywordReadThreads: {
+    env: 'KEYWORD_READ_THREADS',
+    default: 2,
+    parse: int(0, 64),
+    doc: 'Worker threads keyword searches (`/v1/news`, `/v1/jobs`) run their SQLite reads on, each with a read-only connection (started on first use), so a BM25 ranking of many matches never stalls other requests; 0 reads on the event loop.',
+  },
+  liveProxyUrl: {
+    env: 'LIVE_PROXY_URL',
+    default: undefined,
+    parse: optionalUrl,
+    doc: 'HTTP(S) proxy every live scrape goes through (`http://user:pass@host:port`); unset: direct.',
+  },
   liveUserAgent: {
     env: 'LIVE_USER_AGENT',
     default: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/128.0.0.0 Safari/537.36',
@@ -163,20 +338,25 @@ export const settings = {
     env: 'PUBLISHER_WIRE_URL',
     default: 'https://apnews.com/hub/{section}?p={page}',
     parse: urlTemplate('section', 'page'),
-    doc: 'The wire publisher\'s section listing (`engine=wire_listing`, 20 articles a page): `{section}` and `{page}` filled in.',
+    doc: "The wire publisher's section listing (`engine=wire_listing`, 20 articles a page): `{section}` and `{page}` filled in.",
   },
-  launchesBaseUrl: { env: 'LAUNCHES_BASE_URL', default: 'https://www.producthunt.com', parse: urlTemplate(), doc: 'The launch listing site: `/leaderboard/daily/Y/M/D` and `/posts/{slug}` are read under it.' },
+  launchesBaseUrl: {
+    env: 'LAUNCHES_BASE_URL',
+    default: 'https://www.producthunt.com',
+    parse: urlTemplate(),
+    doc: 'The launch listing site: `/leaderboard/daily/Y/M/D` and `/posts/{slug}` are read under it.',
+  },
   companyReviewsUrl: {
     env: 'COMPANY_REVIEWS_URL',
     default: 'https://www.trustpilot.com/review/{company}?page={page}',
     parse: urlTemplate('company', 'page'),
-    doc: 'A company\'s public review profile page (`{company}`: its domain; `{page}` forwarded).',
+    doc: "A company's public review profile page (`{company}`: its domain; `{page}` forwarded).",
   },
   jobBoardUrl: {
     env: 'JOB_BOARD_URL',
     default: 'https://www.indeed.com/jobs?q={q}&l={location}&start={start}',
     parse: urlTemplate('q', 'location', 'start', 'page'),
-    doc: 'The job board\'s search results page: `{q}`, `{location}`, `{start}` (0-based offset, 10 a page) and `{page}` filled in.',
+    doc: "The job board's search results page: `{q}`, `{location}`, `{start}` (0-based offset, 10 a page) and `{page}` filled in.",
   },
   jobBoardLayout: {
     env: 'JOB_BOARD_LAYOUT',
@@ -188,10 +368,20 @@ export const settings = {
     env: 'CONTACTS_BASE_URL',
     default: 'https://{domain}',
     parse: urlTemplate('domain'),
-    doc: 'Where `GET /v1/contacts` finds a domain\'s home page (`{domain}` filled in; `http://{domain}` for plain-HTTP sites).',
+    doc: "Where `GET /v1/contacts` finds a domain's home page (`{domain}` filled in; `http://{domain}` for plain-HTTP sites).",
   },
-  contactsMaxPages: { env: 'CONTACTS_MAX_PAGES', default: 4, parse: int(1, 20), doc: 'Pages one contacts call reads: the home page and at most this many less one linked contact, imprint, about or team pages.' },
-  contactsPageBytes: { env: 'CONTACTS_PAGE_BYTES', default: 2 * 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Bytes of one page a contacts call reads; a longer page is cut there (what was read still counts).' },
+  contactsMaxPages: {
+    env: 'CONTACTS_MAX_PAGES',
+    default: 4,
+    parse: int(1, 20),
+    doc: 'Pages one contacts call reads: the home page and at most this many less one linked contact, imprint, about or team pages.',
+  },
+  contactsPageBytes: {
+    env: 'CONTACTS_PAGE_BYTES',
+    default: 2 * 1_048_576,
+    parse: int(1024, 64 * 1_048_576),
+    doc: 'Bytes of one page a contacts call reads; a longer page is cut there (what was read still counts).',
+  },
   liveAllowPrivate: {
     env: 'LIVE_ALLOW_PRIVATE',
     default: 'off',
@@ -199,14 +389,54 @@ export const settings = {
     doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may reach public addresses only, not loopback, private, link-local or reserved ones, directly or through `LIVE_PROXY_URL` (502 `scrape_failed`). `on` for a test site on this machine.',
   },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
-  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', default: 8000, parse: int(100, 600_000), doc: 'On SIGTERM/SIGINT the server stops accepting, drains in-flight requests and closes the store; past this many ms it exits anyway (everything acknowledged is already durable; derived indexes resume on the next start).' },
-  httpHeadersTimeoutMs: { env: 'HTTP_HEADERS_TIMEOUT_MS', default: 10_000, parse: int(100, 600_000), doc: "A client's request headers must arrive within this many ms; then 408 and the connection is closed." },
-  httpRequestTimeoutMs: { env: 'HTTP_REQUEST_TIMEOUT_MS', default: 30_000, parse: int(100, 600_000), doc: 'A whole request (headers and body) must arrive within this many ms; then 408 and the connection is closed (a slow client cannot hold a socket).' },
-  httpIdleTimeoutMs: { env: 'HTTP_IDLE_TIMEOUT_MS', default: 120_000, parse: int(1000, 3_600_000), doc: 'A connection with no bytes either way for this many ms is closed (above every request deadline).' },
-  httpKeepAliveTimeoutMs: { env: 'HTTP_KEEPALIVE_TIMEOUT_MS', default: 10_000, parse: int(100, 600_000), doc: 'An idle keep-alive connection is closed after this many ms.' },
-  httpMaxConnections: { env: 'HTTP_MAX_CONNECTIONS', default: 900, parse: int(1, 1_000_000), doc: 'Open connections at most; one more is answered 503 `too_many_connections` and closed (keep it under the process file-descriptor limit).' },
-  httpMaxConnectionsPerIp: { env: 'HTTP_MAX_CONNECTIONS_PER_IP', default: 256, parse: int(1, 1_000_000), doc: "Open connections at most from one client address (behind a gateway, the gateway's): one more is answered 503 `too_many_connections` and closed." },
-  productsDisabled: { env: 'PRODUCTS_DISABLED', default: [] as Product[], parse: productList, doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.' },
+  shutdownTimeoutMs: {
+    env: 'SHUTDOWN_TIMEOUT_MS',
+    default: 8000,
+    parse: int(100, 600_000),
+    doc: 'On SIGTERM/SIGINT the server stops accepting, drains in-flight requests and closes the store; past this many ms it exits anyway (everything acknowledged is already durable; derived indexes resume on the next start).',
+  },
+  httpHeadersTimeoutMs: {
+    env: 'HTTP_HEADERS_TIMEOUT_MS',
+    default: 10_000,
+    parse: int(100, 600_000),
+    doc: "A client's request headers must arrive within this many ms; then 408 and the connection is closed.",
+  },
+  httpRequestTimeoutMs: {
+    env: 'HTTP_REQUEST_TIMEOUT_MS',
+    default: 30_000,
+    parse: int(100, 600_000),
+    doc: 'A whole request (headers and body) must arrive within this many ms; then 408 and the connection is closed (a slow client cannot hold a socket).',
+  },
+  httpIdleTimeoutMs: {
+    env: 'HTTP_IDLE_TIMEOUT_MS',
+    default: 120_000,
+    parse: int(1000, 3_600_000),
+    doc: 'A connection with no bytes either way for this many ms is closed (above every request deadline).',
+  },
+  httpKeepAliveTimeoutMs: {
+    env: 'HTTP_KEEPALIVE_TIMEOUT_MS',
+    default: 10_000,
+    parse: int(100, 600_000),
+    doc: 'An idle keep-alive connection is closed after this many ms.',
+  },
+  httpMaxConnections: {
+    env: 'HTTP_MAX_CONNECTIONS',
+    default: 900,
+    parse: int(1, 1_000_000),
+    doc: 'Open connections at most; one more is answered 503 `too_many_connections` and closed (keep it under the process file-descriptor limit).',
+  },
+  httpMaxConnectionsPerIp: {
+    env: 'HTTP_MAX_CONNECTIONS_PER_IP',
+    default: 256,
+    parse: int(1, 1_000_000),
+    doc: "Open connections at most from one client address (behind a gateway, the gateway's): one more is answered 503 `too_many_connections` and closed.",
+  },
+  productsDisabled: {
+    env: 'PRODUCTS_DISABLED',
+    default: [] as Product[],
+    parse: productList,
+    doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.',
+  },
   ...inflightSettings,
 } satisfies Record<string, Setting<unknown>>;
 
@@ -220,10 +450,7 @@ export const flagName = (env: string): string => `--${env.toLowerCase().replace(
  * Reads and validates every setting. `flags` holds CLI flags by env name (`{ PORT: '9000' }`)
  * and wins over `env`. Throws ConfigError on the first malformed value.
  */
-export function loadConfig(
-  env: Record<string, string | undefined> = process.env,
-  flags: Record<string, string | undefined> = {},
-): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env, flags: Record<string, string | undefined> = {}): Config {
   const out: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
     const raw = flags[s.env] ?? env[s.env];

@@ -29,13 +29,25 @@ export const catalogue = {
   product_unavailable: { code: 'product_unavailable', status: 503, message: 'The product is not available on this service, or credits could not be reached.' },
   overloaded: { code: 'overloaded', status: 503, message: 'The endpoint is at its concurrency limit on this machine. Retry after Retry-After seconds.' },
   shutting_down: { code: 'shutting_down', status: 503, message: 'The server is shutting down: retry on another instance, or after Retry-After seconds.' },
-  too_many_connections: { code: 'too_many_connections', status: 503, message: 'The server (or this client address) is at its connection limit; the connection is closed. Retry after Retry-After seconds.' },
+  too_many_connections: {
+    code: 'too_many_connections',
+    status: 503,
+    message: 'The server (or this client address) is at its connection limit; the connection is closed. Retry after Retry-After seconds.',
+  },
   // match
-  too_many_matches: { code: 'too_many_matches', status: 422, message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.' },
+  too_many_matches: {
+    code: 'too_many_matches',
+    status: 422,
+    message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.',
+  },
   order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
   cursor_requires_time_order: { code: 'cursor_requires_time_order', status: 422, message: 'cursor is valid only with order=time.' },
   // keyword search (news, jobs)
-  empty_query: { code: 'empty_query', status: 400, message: 'The query has nothing searchable once normalised (no letters or digits, or only excluded terms).' },
+  empty_query: {
+    code: 'empty_query',
+    status: 400,
+    message: 'The query has nothing searchable once normalised (no letters or digits, or only excluded terms).',
+  },
   unknown_source: { code: 'unknown_source', status: 400, message: 'A source name is not in GET /v1/sources.' },
   unknown_skill: { code: 'unknown_skill', status: 400, message: 'A skill is not in the reviewed vocabulary (GET /v1/taxonomies/skills).' },
   // live scrapes

@@ -58,7 +58,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: ['req.headers.authorization', 'req.headers["x-gateway-key"]'],
       serializers: {
         // Fastify's request line, its URL redacted (Fastify takes an instance's own serializers).
-        req: (req: LoggedRequest) => ({ method: req.method, url: redactUrl(req.url ?? ''), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+        req: (req: LoggedRequest) => ({
+          method: req.method,
+          url: redactUrl(req.url ?? ''),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
       },
     },
     destination,

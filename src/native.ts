@@ -135,7 +135,8 @@ function load(): NativeAddon {
       errors.push(`${file}: ${(e as Error).message.split('\n')[0]}`);
       continue;
     }
-    if (addon.dims !== DIMS) throw new Error(`newsmatch: ${file} was built for ${addon.dims}-d vectors, the service uses ${DIMS}: run \`npm run build:native\``);
+    if (addon.dims !== DIMS)
+      throw new Error(`newsmatch: ${file} was built for ${addon.dims}-d vectors, the service uses ${DIMS}: run \`npm run build:native\``);
     return addon;
   }
   throw new Error(

@@ -101,7 +101,15 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
   const jobs = new JobStore(store);
-  const live = new HttpClient(liveScraping({ timeoutMs: config.liveTimeoutMs, maxBytes: config.liveMaxBytes, userAgent: config.liveUserAgent, proxyUrl: config.liveProxyUrl, allowPrivate: config.liveAllowPrivate === 'on' }));
+  const live = new HttpClient(
+    liveScraping({
+      timeoutMs: config.liveTimeoutMs,
+      maxBytes: config.liveMaxBytes,
+      userAgent: config.liveUserAgent,
+      proxyUrl: config.liveProxyUrl,
+      allowPrivate: config.liveAllowPrivate === 'on',
+    }),
+  );
   const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
   const billing = new Billing(store, clock, log);
@@ -155,7 +163,13 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     chunking,
     embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
     outlets,
-    outletNames: () => new Set(outlets.list().filter((o) => o.enabled).map((o) => o.name)),
+    outletNames: () =>
+      new Set(
+        outlets
+          .list()
+          .filter((o) => o.enabled)
+          .map((o) => o.name),
+      ),
     keyword,
     news,
     jobs,
@@ -165,10 +179,18 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     parsers,
     vocabulary: skillVocabulary(),
     createPoller: () =>
-      createPoller(config, store, outlets, embedder, log, () => {
-        void catchUp().catch((e) => log.error({ err: e }, 'catching up with the poller\'s writes failed'));
-        news.catchUpSoon();
-      }, (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok))),
+      createPoller(
+        config,
+        store,
+        outlets,
+        embedder,
+        log,
+        () => {
+          void catchUp().catch((e) => log.error({ err: e }, "catching up with the poller's writes failed"));
+          news.catchUpSoon();
+        },
+        (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok)),
+      ),
     pollListeners,
     cursors: new CursorCodec(cursorSecret(config.dataDir)),
     pages: new PageCache(config.pageCacheEntries),
@@ -225,19 +247,29 @@ export function importEmbedHook(config: Config, store: Store, embedder: Embedder
  * A poller over LMDB's outlets: the service's (whose `onWritten` catches the search index up),
  * or the CLI's when a running server owns the index.
  */
-export function createPoller(config: Config, store: Store, outlets: Outlets, embedder: Embedder | null, log: Logger, onWritten?: () => void, onPolled?: (outlet: string, ok: boolean) => void): Poller {
+export function createPoller(
+  config: Config,
+  store: Store,
+  outlets: Outlets,
+  embedder: Embedder | null,
+  log: Logger,
+  onWritten?: () => void,
+  onPolled?: (outlet: string, ok: boolean) => void,
+): Poller {
   return new Poller({
     store,
     outlets,
-    fetcher: new HttpClient(politePolling({
-      timeoutMs: config.ingestTimeoutMs,
-      maxBytes: config.ingestMaxBytes,
-      maxRedirects: config.ingestMaxRedirects,
-      userAgent: config.ingestUserAgent,
-      concurrency: config.ingestConcurrency,
-      // INGEST_ALLOW_PRIVATE: the hosts of the outlets' own feed URLs may be private; nothing else.
-      privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
-    })),
+    fetcher: new HttpClient(
+      politePolling({
+        timeoutMs: config.ingestTimeoutMs,
+        maxBytes: config.ingestMaxBytes,
+        maxRedirects: config.ingestMaxRedirects,
+        userAgent: config.ingestUserAgent,
+        concurrency: config.ingestConcurrency,
+        // INGEST_ALLOW_PRIVATE: the hosts of the outlets' own feed URLs may be private; nothing else.
+        privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
+      }),
+    ),
     log,
     revisitHours: config.ingestRevisitHours,
     embed: embedder ? (docs) => embedder.embedDocs(docs, chunkSettings(config)) : undefined,

@@ -34,7 +34,7 @@ describe('401 unauthorized', () => {
 
   it('a wrong gateway key', async () => {
     expectError(await matchAs({ 'x-gateway-key': 'not-a-key', 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
-    expectError(await matchAs({ 'x-gateway-key': h.gateway.secret + 'x', 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
+    expectError(await matchAs({ 'x-gateway-key': `${h.gateway.secret}x`, 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
     expectError(await matchAs({ 'x-gateway-key': h.gateway.secret.slice(0, -1), 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
     expectError(await matchAs({ 'x-gateway-key': '', 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
     expectError(await sourcesAs({ 'x-gateway-key': 'not-a-key', 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');

@@ -28,7 +28,15 @@ describe('catching up with LMDB', () => {
     const written: RevisionInput[] = [];
     for (let i = 0; i < 5000; i++) {
       const v = normalise(Array.from(topic, (x) => x + rng.gauss() * 0.5))!;
-      written.push({ url: `https://wireone.example/slice/${i}`, source: 'Wire One', title: `Slice ${i}`, body: `Slice ${i}.`, text: `Slice ${i} text.`, publishedAt: 1_767_225_600 + i, chunks: [{ text: `Slice ${i}`, vector: v }] });
+      written.push({
+        url: `https://wireone.example/slice/${i}`,
+        source: 'Wire One',
+        title: `Slice ${i}`,
+        body: `Slice ${i}.`,
+        text: `Slice ${i} text.`,
+        publishedAt: 1_767_225_600 + i,
+        chunks: [{ text: `Slice ${i}`, vector: v }],
+      });
     }
     // As another process would: straight into LMDB, the service not told.
     for (let i = 0; i < written.length; i += 500) h.service.store.writeRevisions(written.slice(i, i + 500));

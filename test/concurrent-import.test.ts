@@ -23,7 +23,10 @@ describe('import while a server runs', () => {
     const service = await openService(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
     const app = await buildApp(service);
     try {
-      const key = spawnSync(process.execPath, [...CLI, 'keys', 'create', '--scheme', 'bearer'], { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' });
+      const key = spawnSync(process.execPath, [...CLI, 'keys', 'create', '--scheme', 'bearer'], {
+        env: { ...process.env, DATA_DIR: dataDir },
+        encoding: 'utf8',
+      });
       expect(key.status, key.stderr).toBe(0);
       const secret = key.stdout.trim().split('\n').pop()!;
 

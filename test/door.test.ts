@@ -75,7 +75,11 @@ describe('slow clients', () => {
       const headersOnly = i % 2 === 0;
       c.socket.on('connect', () => {
         // Half the clients never finish their headers; the other half never finish the body.
-        c.socket.write(headersOnly ? 'POST /v1/match HTTP/1.1\r\nHost: x\r\n' : `POST /v1/match HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+        c.socket.write(
+          headersOnly
+            ? 'POST /v1/match HTTP/1.1\r\nHost: x\r\n'
+            : `POST /v1/match HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+        );
         timers.push(setInterval(() => c.socket.writable && c.socket.write(headersOnly ? 'X' : ' '), 100));
       });
     }
@@ -161,7 +165,9 @@ describe('draining', () => {
     // Request A is in flight (its body half sent) when the close begins; B follows it on the
     // same connection (pipelined), so it reaches the router while the server drains.
     const body = JSON.stringify({ vector: new Array(1024).fill(0.03), order: 'relevance', limit: 5 });
-    socket.write(`POST /v1/match HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    socket.write(
+      `POST /v1/match HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
     await new Promise((r) => setTimeout(r, 100));
     const closing = a.close();
     await new Promise((r) => setTimeout(r, 100));

@@ -21,9 +21,33 @@ afterAll(async () => {
 
 const FIELDS = ['model', 'vector', 'text', 'order', 'min_score', 'since', 'until', 'limit', 'cursor', 'include_edits', 'sources', 'exclude_sources'];
 const STRINGS = [
-  '', ' ', 'bge-m3', 'time', 'relevance', 'Wire One', 'Daily Ledger', '2025-01-15T00:00:00Z', '2025-13-45T99:99:99Z', '0000-00-00T00:00:00Z',
-  '+275760-09-13T00:00:00Z', '9999-12-31T23:59:59Z', '2025-01-15T00:00:00+25:00', 'null', 'NaN', 'Infinity', '1e309', '\u0000', '\ud800', '💥'.repeat(50),
-  '<script>', "'; DROP TABLE articles; --", '../../etc/passwd', '%00', 'a'.repeat(5000), '__proto__', 'constructor',
+  '',
+  ' ',
+  'bge-m3',
+  'time',
+  'relevance',
+  'Wire One',
+  'Daily Ledger',
+  '2025-01-15T00:00:00Z',
+  '2025-13-45T99:99:99Z',
+  '0000-00-00T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '2025-01-15T00:00:00+25:00',
+  'null',
+  'NaN',
+  'Infinity',
+  '1e309',
+  '\u0000',
+  '\ud800',
+  '💥'.repeat(50),
+  '<script>',
+  "'; DROP TABLE articles; --",
+  '../../etc/passwd',
+  '%00',
+  'a'.repeat(5000),
+  '__proto__',
+  'constructor',
 ];
 const NUMBERS = [0, -0, 1, -1, 0.5, 1.5, -1.5, 100, 101, 1e308, -1e308, 5e-324, 2 ** 53, -(2 ** 53), 1e21, 0.1 + 0.2, 123456789.123];
 
@@ -102,7 +126,16 @@ function mutatedBody(rng: Rng): Record<string, unknown> {
         b.order = rng.pick<unknown>(['time', 'relevance', 'TIME', '', 0, null, ['time']]);
         break;
       case 'cursor':
-        b.cursor = rng.pick<unknown>(['', 'abc', rng.bytes(rng.int(200)).toString('base64'), rng.bytes(40).toString('base64url'), 5, null, {}, 'x'.repeat(rng.int(3000))]);
+        b.cursor = rng.pick<unknown>([
+          '',
+          'abc',
+          rng.bytes(rng.int(200)).toString('base64'),
+          rng.bytes(40).toString('base64url'),
+          5,
+          null,
+          {},
+          'x'.repeat(rng.int(3000)),
+        ]);
         break;
       default:
         b[f] = rng.chance(0.5) ? rng.pick(STRINGS) : randomJson(rng, 1);
@@ -134,13 +167,26 @@ function makeCase(rng: Rng, i: number): Case {
       // Valid JSON cut short or spliced with junk.
       const s = JSON.stringify(mutatedBody(rng));
       const cut = rng.int(s.length + 1);
-      return { desc: `broken JSON #${i}`, payload: s.slice(0, cut) + (rng.chance(0.5) ? rng.pick(['}', ']', ',', '"', '\\', '\u0000', 'NaN']) : ''), contentType: json };
+      return {
+        desc: `broken JSON #${i}`,
+        payload: s.slice(0, cut) + (rng.chance(0.5) ? rng.pick(['}', ']', ',', '"', '\\', '\u0000', 'NaN']) : ''),
+        contentType: json,
+      };
     }
     case 7:
       return {
         desc: `wrong content type #${i}`,
         payload: JSON.stringify(mutatedBody(rng)),
-        contentType: rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1', 'application/JSON', '*/*', 'garbage']),
+        contentType: rng.pick([
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/xml',
+          'application/json; charset=latin1',
+          'application/JSON',
+          '*/*',
+          'garbage',
+        ]),
       };
     case 8: {
       // Deep nesting.
@@ -197,7 +243,12 @@ describe('fuzz POST /v1/match', () => {
       const f = checkAnswer(c, res);
       if (f) failures.push(f);
     }
-    console.log(`[fuzz] statuses: ${[...statuses.entries()].sort().map(([s, n]) => `${s}×${n}`).join(', ')}`);
+    console.log(
+      `[fuzz] statuses: ${[...statuses.entries()]
+        .sort()
+        .map(([s, n]) => `${s}×${n}`)
+        .join(', ')}`,
+    );
     expect(failures.slice(0, 20), `${failures.length} bad answers`).toEqual([]);
   });
 
@@ -206,9 +257,24 @@ describe('fuzz POST /v1/match', () => {
     const failures: string[] = [];
     const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
     for (let i = 0; i < 60; i++) {
-      const path = rng.pick(['/v1/match', '/v1/sources', '/openapi.json', '/v1/', '/v1/match/x', '/%ff', '/v1/sources?x=1&x=2', '/v1//match', `/${rng.bytes(8).toString('hex')}`]);
+      const path = rng.pick([
+        '/v1/match',
+        '/v1/sources',
+        '/openapi.json',
+        '/v1/',
+        '/v1/match/x',
+        '/%ff',
+        '/v1/sources?x=1&x=2',
+        '/v1//match',
+        `/${rng.bytes(8).toString('hex')}`,
+      ]);
       const method = rng.pick(methods);
-      const res = await h.inject({ method, url: path, payload: method === 'GET' || method === 'OPTIONS' ? undefined : JSON.stringify(randomJson(rng)), headers: { 'content-type': 'application/json' } });
+      const res = await h.inject({
+        method,
+        url: path,
+        payload: method === 'GET' || method === 'OPTIONS' ? undefined : JSON.stringify(randomJson(rng)),
+        headers: { 'content-type': 'application/json' },
+      });
       if (res.status >= 500) failures.push(`${method} ${path}: ${res.status} ${res.raw.slice(0, 200)}`);
       else if (res.status >= 400 && typeof res.body?.error !== 'string') failures.push(`${method} ${path}: ${res.status} ${res.raw.slice(0, 200)}`);
     }

@@ -19,7 +19,10 @@ import { GATEWAY_HOST, makeTempDir, type Res } from './helpers/service.js';
 
 /** Sources named like Object.prototype's members, beside ordinary ones. */
 const PROTO_NAMES = ['__proto__', 'toString', 'constructor', 'hasOwnProperty'];
-const SOURCES = [...PROTO_NAMES.map((name) => ({ name, homepage: `https://${name.replace(/_/g, 'x').toLowerCase()}.example/` })), ...DEFAULT_SOURCES.slice(0, 2)];
+const SOURCES = [
+  ...PROTO_NAMES.map((name) => ({ name, homepage: `https://${name.replace(/_/g, 'x').toLowerCase()}.example/` })),
+  ...DEFAULT_SOURCES.slice(0, 2),
+];
 const CODES = new Set(Object.values(catalogue).map((e) => e.code));
 
 let service: Awaited<ReturnType<typeof openService>>;
@@ -69,17 +72,38 @@ const UPSTREAM = new Set([502, 504]);
 const EXPECTED_503 = new Set(['product_unavailable', 'text_mode_unavailable', 'embed_unavailable', 'overloaded', 'not_ready']);
 
 function problem(desc: string, res: Res, method: string): string | null {
-  if (res.status >= 500 && !UPSTREAM.has(res.status) && !(res.status === 503 && EXPECTED_503.has(res.body?.error))) return `${desc}: ${res.status} ${res.raw.slice(0, 300)}`;
+  if (res.status >= 500 && !UPSTREAM.has(res.status) && !(res.status === 503 && EXPECTED_503.has(res.body?.error)))
+    return `${desc}: ${res.status} ${res.raw.slice(0, 300)}`;
   if (method === 'HEAD') return res.raw === '' ? null : `${desc}: HEAD with a body`;
   if (res.status < 400) return null;
   if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) return `${desc}: ${res.status} content-type ${res.headers['content-type']}`;
   const b = res.body;
-  if (typeof b?.error !== 'string' || typeof b.message !== 'string' || typeof b.detail !== 'string') return `${desc}: ${res.status} not the error shape: ${res.raw.slice(0, 200)}`;
+  if (typeof b?.error !== 'string' || typeof b.message !== 'string' || typeof b.detail !== 'string')
+    return `${desc}: ${res.status} not the error shape: ${res.raw.slice(0, 200)}`;
   if (!CODES.has(b.error)) return `${desc}: error ${b.error} is not in the catalogue`;
   return null;
 }
 
-const ODD = ['', ' ', '%00', '%ff', '%E2%80%AE', 'x'.repeat(10_000), '-1', '0', '1e309', 'NaN', 'true', '__proto__', 'constructor', 'toString', '💥', '<script>', '..%2F..%2Fetc%2Fpasswd', 'a,b,,c'];
+const ODD = [
+  '',
+  ' ',
+  '%00',
+  '%ff',
+  '%E2%80%AE',
+  'x'.repeat(10_000),
+  '-1',
+  '0',
+  '1e309',
+  'NaN',
+  'true',
+  '__proto__',
+  'constructor',
+  'toString',
+  '💥',
+  '<script>',
+  '..%2F..%2Fetc%2Fpasswd',
+  'a,b,,c',
+];
 const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype', '__proto__[x]', 'constructor[prototype]'];
 
 function randomJson(rng: Rng, depth = 0): unknown {
@@ -145,7 +169,15 @@ describe('every endpoint, fuzzed', () => {
         const methods = [r.method, ...(i === 0 ? ['HEAD', 'OPTIONS', 'PUT'] : [])];
         for (const method of methods) {
           const withBody = method === 'POST' || method === 'PUT';
-          const contentType = rng.pick(['application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', '']);
+          const contentType = rng.pick([
+            'application/json',
+            'application/json',
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+            'application/xml',
+            '',
+          ]);
           const payload = withBody ? (rng.chance(0.8) ? JSON.stringify(randomJson(rng)) : rng.bytes(rng.int(200))) : undefined;
           const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
           if (rng.chance(0.1)) headers.authorization = rng.pick(['Bearer', 'Bearer nmb_x', `Bearer ${bearer} extra`, 'Basic abc']);
@@ -156,12 +188,20 @@ describe('every endpoint, fuzzed', () => {
         }
       }
     }
-    console.log(`[fuzz all] statuses: ${[...statuses.entries()].sort().map(([s, n]) => `${s}×${n}`).join(', ')}`);
+    console.log(
+      `[fuzz all] statuses: ${[...statuses.entries()]
+        .sort()
+        .map(([s, n]) => `${s}×${n}`)
+        .join(', ')}`,
+    );
     expect(failures.slice(0, 15), `${failures.length} bad answers`).toEqual([]);
   }, 300_000);
 
   it('Fastify’s own refusals are the catalogue’s: 413 and 415', async () => {
-    const big = await call('POST', '/v1/match', { headers: { 'content-type': 'application/json' }, payload: `{"text":"${'x'.repeat(service.config.bodyLimit + 10)}"}` });
+    const big = await call('POST', '/v1/match', {
+      headers: { 'content-type': 'application/json' },
+      payload: `{"text":"${'x'.repeat(service.config.bodyLimit + 10)}"}`,
+    });
     expect(big.status).toBe(413);
     expect(big.body.error).toBe('payload_too_large');
     // JSON sent as text/plain: 415, as the README says (Fastify's own text parser once made it 422).
@@ -178,7 +218,7 @@ describe('prototype keys and repeated parameters', () => {
     const named = new Set(res.body.sources.map((s: { name: string }) => s.name));
     for (const n of PROTO_NAMES) expect(named.has(n), n).toBe(true);
     // by_source keeps them as own keys: each day's counts add up to its total.
-    const raw = JSON.parse(res.raw, (k, v) => v);
+    const raw = JSON.parse(res.raw, (_k, v) => v);
     let perSource = 0;
     for (const d of res.body.days) {
       const text = JSON.stringify(d.by_source);

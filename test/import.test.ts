@@ -15,7 +15,6 @@ import { Rng } from './helpers/rng.js';
 import { GATEWAY_HOST, MEDIUM, makeTempDir, startHarness, type Harness } from './helpers/service.js';
 import { cli } from './helpers/cli.js';
 
-
 // ---- small hand-made import files ----
 
 const rng = new Rng(9090);
@@ -77,13 +76,28 @@ function mixedFile(): { lines: (string | object)[]; bad: Record<number, RegExp>;
       delete l.url;
       return l;
     })(),
-    /* 15 */ line({ url: 'https://testwire.example/string-item', chunks: [{ text: 'a string in the vector', vector: [...inf.slice(0, 1023).map(String), '0.1'] }] }),
+    /* 15 */ line({
+      url: 'https://testwire.example/string-item',
+      chunks: [{ text: 'a string in the vector', vector: [...inf.slice(0, 1023).map(String), '0.1'] }],
+    }),
     /* 16 */ line({ url: 'https://testwire.example/b', revised_at: '2025-02-11T18:45:00Z', tag: 'b, updated' }),
     /* 17 */ line({ url: 'https://testwire.example/g', source: 'Other Desk', published_at: '2025-02-13T07:15:00Z' }),
   ];
   return {
     lines,
-    bad: { 2: /./, 4: /title/i, 6: /vector|1024|length/i, 7: /zero|norm|vector/i, 9: /vector|1024|length/i, 10: /finite|nan|vector/i, 11: /revised_at/i, 12: /published_at|date|time/i, 13: /./, 14: /url/i, 15: /vector|number/i },
+    bad: {
+      2: /./,
+      4: /title/i,
+      6: /vector|1024|length/i,
+      7: /zero|norm|vector/i,
+      9: /vector|1024|length/i,
+      10: /finite|nan|vector/i,
+      11: /revised_at/i,
+      12: /published_at|date|time/i,
+      13: /./,
+      14: /url/i,
+      15: /vector|number/i,
+    },
     goodKeys: [
       'https://testwire.example/a|2025-02-10T08:00:00Z',
       'https://testwire.example/a|2025-02-10T12:00:00Z',
@@ -104,7 +118,6 @@ function summaryNumber(out: string, label: string): number | undefined {
   const m = labelFirst ? lineText.match(new RegExp(`${label}\\s*[:=]\\s*(\\d+)`, 'i')) : lineText.match(new RegExp(`(\\d+)\\s+${label}`, 'i'));
   return m ? Number(m[1]) : undefined;
 }
-
 
 // ---- the generated corpus: summary, idempotency, persistence ----
 
@@ -202,7 +215,12 @@ describe('importing the generated corpus', () => {
     await h.reopen();
     const next = await h.match({ limit: 10, cursor: page.body.next_cursor });
     expect(next.status, next.raw).toBe(200);
-    expect(next.body.items.map((i: any) => i.id)).toEqual(snapshot.chrono.filter((i: any) => corpus.revisions.find((r) => `${r.url}|${r.eventTime}` === itemKey(i))!.isFirst).slice(10, 20).map((i: any) => i.id));
+    expect(next.body.items.map((i: any) => i.id)).toEqual(
+      snapshot.chrono
+        .filter((i: any) => corpus.revisions.find((r) => `${r.url}|${r.eventTime}` === itemKey(i))!.isFirst)
+        .slice(10, 20)
+        .map((i: any) => i.id),
+    );
   });
 });
 
@@ -283,7 +301,11 @@ describe('canonical URLs and times', () => {
   it('URL variants are one article; times are normalised to whole-second UTC', async () => {
     const file = join(h.dir, 'canon.jsonl');
     writeLines(file, [
-      line({ url: 'HTTPS://News.Example.COM/World/Story-7?id=7&utm_source=feed&utm_medium=rss#comments', published_at: '2025-03-01T14:00:00+02:00', tag: 'v1' }),
+      line({
+        url: 'HTTPS://News.Example.COM/World/Story-7?id=7&utm_source=feed&utm_medium=rss#comments',
+        published_at: '2025-03-01T14:00:00+02:00',
+        tag: 'v1',
+      }),
       line({ url: 'https://news.example.com/World/Story-7?id=7', revised_at: '2025-03-01T13:30:00Z', tag: 'v2' }),
       line({ url: 'https://news.example.com/World/Story-7?id=7#top', revised_at: '2025-03-02T08:00:00.000Z', tag: 'v3' }),
     ]);
@@ -392,7 +414,12 @@ describe('the newsmatch CLI', () => {
     const service = await openService(loadConfig({ ...env, EXACT_SCAN_MAX_CHUNKS: '0' }));
     const app = await buildApp(service);
     try {
-      const res = await app.inject({ method: 'POST', url: '/v1/match', headers: { 'x-gateway-key': gwSecret, 'x-gateway-host': GATEWAY_HOST, 'content-type': 'application/json' }, payload: JSON.stringify({ include_edits: true, limit: 100 }) });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/match',
+        headers: { 'x-gateway-key': gwSecret, 'x-gateway-host': GATEWAY_HOST, 'content-type': 'application/json' },
+        payload: JSON.stringify({ include_edits: true, limit: 100 }),
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().count).toBe(mixed.goodKeys.length + 3);
       const res2 = await app.inject({ method: 'GET', url: '/v1/sources', headers: { authorization: `Bearer ${brSecret}` } });
@@ -407,16 +434,29 @@ describe('the newsmatch CLI', () => {
       writeLines(livePath, [live]);
       const r = cli(['import', livePath], env);
       expect(r.status, r.stderr).toBe(0);
-      const after = await app.inject({ method: 'POST', url: '/v1/match', headers: { authorization: `Bearer ${brSecret}`, 'content-type': 'application/json' }, payload: JSON.stringify({ include_edits: true, limit: 100 }) });
+      const after = await app.inject({
+        method: 'POST',
+        url: '/v1/match',
+        headers: { authorization: `Bearer ${brSecret}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ include_edits: true, limit: 100 }),
+      });
       expect(after.statusCode, after.body).toBe(200);
       expect(after.json().count).toBe(mixed.goodKeys.length + 4);
       const chunk = (live.chunks as any[])[0];
       const buf = Buffer.from(chunk.vector_b64, 'base64');
       const v = Array.from({ length: DIM }, (_, i) => buf.readFloatLE(i * 4));
       for (const order of ['relevance', 'time']) {
-        const hit = await app.inject({ method: 'POST', url: '/v1/match', headers: { authorization: `Bearer ${brSecret}`, 'content-type': 'application/json' }, payload: JSON.stringify({ vector: v, order, min_score: 0.99, limit: 5 }) });
+        const hit = await app.inject({
+          method: 'POST',
+          url: '/v1/match',
+          headers: { authorization: `Bearer ${brSecret}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ vector: v, order, min_score: 0.99, limit: 5 }),
+        });
         expect(hit.statusCode, hit.body).toBe(200);
-        expect(hit.json().items.map((i: any) => i.source_url), order).toEqual(['https://testwire.example/live']);
+        expect(
+          hit.json().items.map((i: any) => i.source_url),
+          order,
+        ).toEqual(['https://testwire.example/live']);
       }
     } finally {
       await app.close();

@@ -113,8 +113,18 @@ describe('new articles from each feed format', () => {
   ];
   const formats = [
     { name: 'Fmt Rss Desk', path: '/fmt/rss.xml', items: rssItems, snippets: [LONG_DESCRIPTION, 'The council voted 7–2 on Tuesday.', ''] },
-    { name: 'Fmt Rdf Desk', path: '/fmt/rdf.rdf', items: rdfItems, snippets: ['Unions accepted a revised pay offer overnight.', 'Gusts of up to 120 km/h are expected.'] },
-    { name: 'Fmt Atom Desk', path: '/fmt/atom.xml', items: atomItems, snippets: ['From March, the central library opens at 7.', 'New flights start in spring.'] },
+    {
+      name: 'Fmt Rdf Desk',
+      path: '/fmt/rdf.rdf',
+      items: rdfItems,
+      snippets: ['Unions accepted a revised pay offer overnight.', 'Gusts of up to 120 km/h are expected.'],
+    },
+    {
+      name: 'Fmt Atom Desk',
+      path: '/fmt/atom.xml',
+      items: atomItems,
+      snippets: ['From March, the central library opens at 7.', 'New flights start in spring.'],
+    },
   ];
 
   beforeAll(async () => {
@@ -135,7 +145,16 @@ describe('new articles from each feed format', () => {
   it('one round lists every item of RSS 2.0, RDF and Atom: title, snippet ≤ 300, event_time = the feed date', async () => {
     const r = await pollRound(h, poller);
     for (const f of formats) {
-      expect(r.reports.get(f.name)).toMatchObject({ feeds: 1, notModified: 0, items: f.items.length, newArticles: f.items.length, newRevisions: f.items.length, unchanged: 0, pagesFetched: 0, errors: [] });
+      expect(r.reports.get(f.name)).toMatchObject({
+        feeds: 1,
+        notModified: 0,
+        items: f.items.length,
+        newArticles: f.items.length,
+        newRevisions: f.items.length,
+        unchanged: 0,
+        pagesFetched: 0,
+        errors: [],
+      });
       const items = await listing(h, f.name);
       const want = f.items.map((it, i) => ({ ...it, snippet: f.snippets[i] })).sort((a, b) => b.date - a.date);
       expect(items.map((it) => it.title)).toEqual(want.map((w) => w.title));
@@ -160,7 +179,7 @@ describe('new articles from each feed format', () => {
     }
   });
 
-  it('GET /v1/sources counts each outlet\'s articles, with its homepage and newest time', async () => {
+  it("GET /v1/sources counts each outlet's articles, with its homepage and newest time", async () => {
     const sources = await sourcesByName(h);
     for (const f of formats) {
       expect(sources.get(f.name)).toEqual({
@@ -256,10 +275,16 @@ describe('fetchArticles: pages are fetched, extracted, and revisited conditional
   const items: FeedEntry[] = [
     { title: 'Harbour board agrees quay repairs', link: '', description: 'The quay will be repaved.', date: NOW - 2 * HOUR },
     { title: 'School term dates set for next year', link: '', description: 'Term starts on 2 September.', date: NOW - 3 * HOUR },
-    { title: 'The presidential campaigns brace for a sprint to Election Day', link: '', description: 'After a summer of historic tumult.', date: NOW - 1 * HOUR },
+    {
+      title: 'The presidential campaigns brace for a sprint to Election Day',
+      link: '',
+      description: 'After a summer of historic tumult.',
+      date: NOW - 1 * HOUR,
+    },
   ];
   const pagePath = (i: number) => (i === 2 ? '/page/ap-campaigns' : `/page/story-${i}`);
-  const setPage = (i: number, text: string) => site.set(pagePath(i), { body: articlePage({ headline: items[i].title, text, date: items[i].date }), type: HTML });
+  const setPage = (i: number, text: string) =>
+    site.set(pagePath(i), { body: articlePage({ headline: items[i].title, text, date: items[i].date }), type: HTML });
   let round1: Round;
   let round2: Round;
 
@@ -410,7 +435,10 @@ describe('failures are reported and survived; backoff; the sources CLI', () => {
   /** A small valid feed of one article per failing case, listed after (or before) the failing feed. */
   const goodFeed = (slug: string, title: string, date: number) => {
     const path = `/err/${slug}/good.xml`;
-    site.set(path, { body: rss2(`Good ${slug}`, [{ title, link: url(`/err/${slug}/story`), description: `A working feed beside the ${slug} one.`, date }]), type: RSS });
+    site.set(path, {
+      body: rss2(`Good ${slug}`, [{ title, link: url(`/err/${slug}/story`), description: `A working feed beside the ${slug} one.`, date }]),
+      type: RSS,
+    });
     return path;
   };
   /** A valid feed that must never be ingested (served with a failure around it). */
@@ -485,7 +513,7 @@ describe('failures are reported and survived; backoff; the sources CLI', () => {
     await h?.close();
   });
 
-  it.each(cases)('$outlet: the error names the URL and the reason; the outlet\'s other feed and the other outlets still ingest', async (c) => {
+  it.each(cases)("$outlet: the error names the URL and the reason; the outlet's other feed and the other outlets still ingest", async (c) => {
     const report = round1.reports.get(c.outlet)!;
     expect(report, c.outlet).toBeDefined();
     expect(report.errors, JSON.stringify(report.errors)).toHaveLength(c.bad.length);
@@ -550,7 +578,11 @@ describe('failures are reported and survived; backoff; the sources CLI', () => {
     const list = cli(['sources', 'list'], h.env);
     expect(list.status, list.stderr).toBe(0);
     const line = (name: string) => list.stdout.split('\n').find((l) => l.startsWith(`${name}  `)) ?? '';
-    expect(line('Backoff Desk')).toMatch(new RegExp(`^Backoff Desk  enabled  every 300 s  articles 0  last success never  last error \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ ${escapeRe(url(path))}: HTTP 500$`));
+    expect(line('Backoff Desk')).toMatch(
+      new RegExp(
+        `^Backoff Desk  enabled  every 300 s  articles 0  last success never  last error \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ ${escapeRe(url(path))}: HTTP 500$`,
+      ),
+    );
     expect(line('Err Healthy')).toMatch(/^Err Healthy {2}enabled {2}every 300 s {2}articles 2 {2}last success \d{4}-\d\d-\d\dT\S+Z {2}last error none$/);
     expect(line('Err Malformed')).toMatch(/ articles 1 {2}last success \d{4}-\S+Z {2}last error \d{4}-\S+Z .*malformed XML/);
     expect(list.stdout).toContain(`    feed ${url(path)}\n`);
@@ -625,7 +657,22 @@ describe('kill -9 during `ingest --once`, then again: every item exactly once', 
   });
 
   it('the re-run adds exactly what the killed run had not committed, and a third run adds nothing', async () => {
-    const add = cli(['sources', 'add', '--name', 'Crash Desk', '--homepage', `${site.base}/crash/`, '--feed', url('/crash/a.xml'), '--feed', url('/crash/b.xml'), '--fetch-articles'], env());
+    const add = cli(
+      [
+        'sources',
+        'add',
+        '--name',
+        'Crash Desk',
+        '--homepage',
+        `${site.base}/crash/`,
+        '--feed',
+        url('/crash/a.xml'),
+        '--feed',
+        url('/crash/b.xml'),
+        '--fetch-articles',
+      ],
+      env(),
+    );
     expect(add.status, add.stderr).toBe(0);
     expect(add.stdout).toContain('added outlet "Crash Desk": 2 feed(s), every 300 s, fetching article pages');
 
@@ -648,7 +695,9 @@ describe('kill -9 during `ingest --once`, then again: every item exactly once', 
 
     const second = await cliAsync(['ingest', '--once'], env());
     expect(second.status, second.stderr).toBe(0);
-    expect(second.stdout).toContain(`Crash Desk: 2 feed(s) (1 not modified), ${PER_FEED} items, ${PER_FEED} new articles, ${PER_FEED} new revisions, ${PER_FEED} unchanged`);
+    expect(second.stdout).toContain(
+      `Crash Desk: 2 feed(s) (1 not modified), ${PER_FEED} items, ${PER_FEED} new articles, ${PER_FEED} new revisions, ${PER_FEED} unchanged`,
+    );
     expect(second.stdout).toContain(', 0 errors');
 
     const third = await cliAsync(['ingest', '--once'], env());
@@ -678,7 +727,11 @@ describe('kill -9 during `ingest --once`, then again: every item exactly once', 
 
 /** `newsmatch` from source, as helpers/cli.ts runs it, but without blocking: the fixture site is served by this process. */
 function spawnCli(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function cliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -696,7 +749,10 @@ function escapeRe(s: string): string {
 
 describe('serve with INGEST=on: the background loop', () => {
   it('polls a due outlet on its own, and a stopped loop polls no more', async () => {
-    site.set('/loop/feed.xml', { body: rss2('Loop Desk', [{ title: 'Harbour reopens after storm repairs', link: url('/loop/a'), description: 'Ships return.', date: NOW - HOUR }]), type: RSS });
+    site.set('/loop/feed.xml', {
+      body: rss2('Loop Desk', [{ title: 'Harbour reopens after storm repairs', link: url('/loop/a'), description: 'Ships return.', date: NOW - HOUR }]),
+      type: RSS,
+    });
     const h = await startHarness({ corpus: null, env: LOOPBACK_FEEDS });
     const poller = h.service.createPoller();
     try {

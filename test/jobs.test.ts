@@ -37,7 +37,12 @@ interface Posting {
 function postings(): Posting[] {
   const out: Posting[] = [];
   const cities = ['Berlin, Germany', 'San Francisco, CA', 'London, UK', 'Tokyo, Japan'];
-  const stacks = [['js', 'React'], ['golang', 'k8s', 'postgres'], ['Python', 'Machine Learning'], ['TypeScript', 'Node.js', 'postgres']];
+  const stacks = [
+    ['js', 'React'],
+    ['golang', 'k8s', 'postgres'],
+    ['Python', 'Machine Learning'],
+    ['TypeScript', 'Node.js', 'postgres'],
+  ];
   for (let i = 0; i < 60; i++) {
     out.push({
       url: `https://jobs.example/${i}`,
@@ -131,7 +136,7 @@ describe('import-jobs', () => {
   it('a changed posting replaces the old one under the same id', async () => {
     const before = (await get('/v1/jobs?q=welder')).body.results[0];
     const changed = path.join(h.dir, 'changed.jsonl');
-    fs.writeFileSync(changed, JSON.stringify({ ...postings().at(-1), title: 'Senior Pipe Welder', skills: ['Welding', 'Forklift Operation'] }) + '\n');
+    fs.writeFileSync(changed, `${JSON.stringify({ ...postings().at(-1), title: 'Senior Pipe Welder', skills: ['Welding', 'Forklift Operation'] })}\n`);
     await h.reopen(() => {
       const r = cli(['import-jobs', changed], h.env);
       expect(r.stdout).toContain('0 new postings, 1 updated');
@@ -214,7 +219,13 @@ describe('GET /v1/jobs', () => {
     const cursor = encodeURIComponent(first.body.next_cursor);
     expect((await get(`/v1/jobs?limit=9&skills=postgres&cursor=${cursor}`)).status).toBe(200);
     expect((await get(`/v1/jobs?limit=5&skills=PostgreSQL&cursor=${cursor}`)).status).toBe(200); // the same skill
-    for (const changed of ['skills=postgres,Go', 'skills=postgres&remote=true', 'skills=postgres&q=role', 'skills=postgres&location=berlin', `skills=postgres&since=${iso(T0)}`]) {
+    for (const changed of [
+      'skills=postgres,Go',
+      'skills=postgres&remote=true',
+      'skills=postgres&q=role',
+      'skills=postgres&location=berlin',
+      `skills=postgres&since=${iso(T0)}`,
+    ]) {
       const res = await get(`/v1/jobs?limit=5&${changed}&cursor=${cursor}`);
       expect([changed, res.body.error]).toEqual([changed, 'bad_cursor']);
     }
@@ -222,7 +233,7 @@ describe('GET /v1/jobs', () => {
 
   it('never answers a 5xx to random parameters', async () => {
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const alphabet = ['a', 'é', '東', '"', '-', '*', ' ', 'OR', ',', '%', '&', '=', '\u0000', 'go', 'k8s', '😀'];
     const word = () => Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
     for (let i = 0; i < 150; i++) {
@@ -261,12 +272,39 @@ describe('taxonomies', () => {
 
   it('lists sources with language and country where known', async () => {
     await h.reopen(() => {
-      const add = cli(['sources', 'add', '--name', 'Hamburger Blatt', '--homepage', 'https://blatt.example', '--feed', 'https://blatt.example/rss', '--language', 'de', '--country', 'de'], h.env);
+      const add = cli(
+        [
+          'sources',
+          'add',
+          '--name',
+          'Hamburger Blatt',
+          '--homepage',
+          'https://blatt.example',
+          '--feed',
+          'https://blatt.example/rss',
+          '--language',
+          'de',
+          '--country',
+          'de',
+        ],
+        h.env,
+      );
       expect(add.status, add.stderr).toBe(0);
       const bad = cli(['sources', 'add', '--name', 'X', '--homepage', 'https://x.example', '--feed', 'https://x.example/rss', '--country', 'Germany'], h.env);
       expect(bad.status).toBe(2);
     });
-    h.service.store.writeRevisions([{ url: 'https://times.co.uk/a', source: 'UK Times', sourceHomepage: 'https://times.co.uk/', title: 't', body: 'b', text: '', publishedAt: T0, chunks: [] }]);
+    h.service.store.writeRevisions([
+      {
+        url: 'https://times.co.uk/a',
+        source: 'UK Times',
+        sourceHomepage: 'https://times.co.uk/',
+        title: 't',
+        body: 'b',
+        text: '',
+        publishedAt: T0,
+        chunks: [],
+      },
+    ]);
     const res = await get('/v1/taxonomies/sources');
     expect(res.status, res.raw).toBe(200);
     const by = new Map(res.body.sources.map((s: any) => [s.name, s]));
@@ -293,9 +331,7 @@ describe('market intelligence', () => {
       { name: 'PostgreSQL', postings: 15 },
     ]);
     const monthly = await get('/v1/market/skills?skills=Go&interval=month');
-    expect(monthly.body.skills[0].series).toEqual([
-      { period_start: '2026-03-01', postings: 15 },
-    ]);
+    expect(monthly.body.skills[0].series).toEqual([{ period_start: '2026-03-01', postings: 15 }]);
     expect((await get('/v1/market/skills?skills=Cobol%20Wizardry')).body.error).toBe('unknown_skill');
     expect((await get('/v1/market/skills')).body.error).toBe('bad_request');
     expect((await get('/v1/market/skills?skills=Go&interval=day')).body.error).toBe('bad_request');

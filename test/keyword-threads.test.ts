@@ -97,7 +97,7 @@ describe('keyword search runs its SQL on a reader thread', () => {
     expect(time.status).toBe(200);
     expect(time.body.count).toBe(10);
     expect(ftsReads()).toEqual([]);
-    expect(ran.length, 'the wrapper saw this thread\'s statements (the meta reads of the catch-up check)').toBeGreaterThan(0);
+    expect(ran.length, "the wrapper saw this thread's statements (the meta reads of the catch-up check)").toBeGreaterThan(0);
     const reader = h.service.keyword.reads.lastThread;
     expect(reader).toBeGreaterThan(0);
     expect(reader).not.toBe(threadId);

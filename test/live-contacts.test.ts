@@ -101,7 +101,13 @@ beforeAll(async () => {
   impressumDomain = `localhost:${(impressum.address() as AddressInfo).port}`;
   h = await startHarness({
     corpus: null,
-    env: { CONTACTS_BASE_URL: 'http://{domain}', CONTACTS_MAX_PAGES: '6', CONTACTS_PAGE_BYTES: String(1_048_576), LIVE_ALLOW_PRIVATE: 'on', LIVE_TIMEOUT_MS: '10000' },
+    env: {
+      CONTACTS_BASE_URL: 'http://{domain}',
+      CONTACTS_MAX_PAGES: '6',
+      CONTACTS_PAGE_BYTES: String(1_048_576),
+      LIVE_ALLOW_PRIVATE: 'on',
+      LIVE_TIMEOUT_MS: '10000',
+    },
   });
 }, 60_000);
 
@@ -173,7 +179,10 @@ describe('GET /v1/contacts', () => {
       return { pages: res.body.pages.map((p: any) => [p.url.replace(`http://${domain}`, ''), p.status, p.detail]), count: res.body.count };
     };
     try {
-      expect(await pagesFor({ status: 200, body: 'User-agent: *\nDisallow: /\n' })).toEqual({ pages: [['/', 'disallowed', 'robots.txt disallows it']], count: 0 });
+      expect(await pagesFor({ status: 200, body: 'User-agent: *\nDisallow: /\n' })).toEqual({
+        pages: [['/', 'disallowed', 'robots.txt disallows it']],
+        count: 0,
+      });
       expect(requested).toEqual(['/robots.txt']);
       const closed = await pagesFor({ status: 503, body: 'busy' });
       expect(closed.pages).toEqual([['/', 'disallowed', expect.stringContaining('HTTP 503')]]);
@@ -197,8 +206,15 @@ describe('GET /v1/contacts', () => {
     const down = await get('/v1/contacts?domain=localhost:1', as);
     expect([down.status, down.body.error]).toEqual([502, 'scrape_failed']);
     expect(down.headers['x-credits-remaining']).toBe('240');
-    const ledger = h.service.billing.entries(acct).filter((e) => e.product === 'contacts' && e.kind !== 'subscribe').map((e) => [e.kind, e.credits]);
-    expect(ledger).toEqual([['debit', -10], ['debit', -10], ['refund', 10]]);
+    const ledger = h.service.billing
+      .entries(acct)
+      .filter((e) => e.product === 'contacts' && e.kind !== 'subscribe')
+      .map((e) => [e.kind, e.credits]);
+    expect(ledger).toEqual([
+      ['debit', -10],
+      ['debit', -10],
+      ['refund', 10],
+    ]);
   });
 
   it('refuses what is not a domain, before a page is read', async () => {
@@ -259,7 +275,10 @@ describe('the private-address guard (LIVE_ALLOW_PRIVATE=off)', () => {
     try {
       requested.length = 0;
       for (const d of [domain, `127.0.0.1:${domain.split(':')[1]}`]) {
-        const res = await guarded.inject({ url: `/v1/contacts?domain=${d}`, headers: { ...guarded.bearerHeaders, 'x-gateway-key': undefined, 'x-gateway-host': undefined } });
+        const res = await guarded.inject({
+          url: `/v1/contacts?domain=${d}`,
+          headers: { ...guarded.bearerHeaders, 'x-gateway-key': undefined, 'x-gateway-host': undefined },
+        });
         expect([res.status, res.body.error]).toEqual([502, 'scrape_failed']);
         expect(res.body.detail).toMatch(/private address/);
       }

@@ -21,10 +21,11 @@ import { makeTempDir, type App, type Service } from './helpers/service.js';
 const PAGES = path.join(ROOT, 'test/fixtures/pages');
 const page = (p: string) => fs.readFileSync(path.join(PAGES, p));
 const ROBOT = '<html><head><title>Robot Check</title></head><body><div class="g-recaptcha"></div></body></html>';
-const DDG_NONE = '<html><body><div class="serp__results"><div id="links" class="results"><div class="result results_links_deep highlight_d result--no-result"><div class="no-results">No  results.</div></div></div></div></body></html>';
+const DDG_NONE =
+  '<html><body><div class="serp__results"><div id="links" class="results"><div class="result results_links_deep highlight_d result--no-result"><div class="no-results">No  results.</div></div></div></div></body></html>';
 
 const requested: string[] = [];
-let held: (() => void)[] = [];
+const held: (() => void)[] = [];
 let server: http.Server;
 let origin: string;
 let service: Service;
@@ -113,8 +114,19 @@ describe('GET /v1/search?engine=web_search', () => {
     requested.length = 0;
     const res = await get('/v1/search?engine=web_search&q=openclaw');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ engine: 'web_search', family: 'web', query: { engine: 'web_search', q: 'openclaw', page: 1 }, count: 10, next_cursor: null });
-    expect(res.body.results[3]).toMatchObject({ position: 4, title: 'OpenClaw - Wikipedia', url: 'https://en.wikipedia.org/wiki/OpenClaw', displayed_url: 'en.wikipedia.org/wiki/OpenClaw' });
+    expect(res.body).toMatchObject({
+      engine: 'web_search',
+      family: 'web',
+      query: { engine: 'web_search', q: 'openclaw', page: 1 },
+      count: 10,
+      next_cursor: null,
+    });
+    expect(res.body.results[3]).toMatchObject({
+      position: 4,
+      title: 'OpenClaw - Wikipedia',
+      url: 'https://en.wikipedia.org/wiki/OpenClaw',
+      displayed_url: 'en.wikipedia.org/wiki/OpenClaw',
+    });
     expect(res.body.results.every((r: any) => /^https:\/\//.test(r.url) && !r.url.includes('duckduckgo.com/l/'))).toBe(true);
     expect(requested).toEqual(['/web?q=openclaw&s=0']);
   });
@@ -170,7 +182,11 @@ describe('publisher engines', () => {
     const res = await get('/v1/publisher/listing?engine=wire_listing&section=science&page=2');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ engine: 'wire_listing', family: 'publisher', query: { section: 'science', page: 2 }, count: 62 });
-    expect(res.body.results[0]).toMatchObject({ position: 1, title: 'Spacecraft’s impact changed asteroid’s orbit around the sun in a save-the-Earth test, study finds', published_at: '2026-03-06T19:01:09.000Z' });
+    expect(res.body.results[0]).toMatchObject({
+      position: 1,
+      title: 'Spacecraft’s impact changed asteroid’s orbit around the sun in a save-the-Earth test, study finds',
+      published_at: '2026-03-06T19:01:09.000Z',
+    });
     expect(res.body.results.every((r: any) => /^https:\/\/(projects\.)?apnews\.com\//.test(r.url))).toBe(true);
     expect(requested).toEqual(['/hub/science?p=2']);
   });
@@ -251,7 +267,11 @@ describe('GET /v1/launches', () => {
     expect(all.res.body.count).toBe(8);
     expect(all.res.body.results[0]).toMatchObject({ rank: 1, slug: 'quillmate', name: 'Quillmate' });
     const dev = await day('2026-11-25T12:00:00Z', '?date=2026-11-23&q=developer%20tools');
-    expect(dev.res.body.results.map((l: any) => [l.rank, l.slug])).toEqual([[2, 'tidepool-db'], [4, 'pixelhearth'], [8, 'stackshelf']]);
+    expect(dev.res.body.results.map((l: any) => [l.rank, l.slug])).toEqual([
+      [2, 'tidepool-db'],
+      [4, 'pixelhearth'],
+      [8, 'stackshelf'],
+    ]);
     const bySlug = await day('2026-11-25T12:00:00Z', '?date=2026-11-23&q=ledgerly-2');
     expect(bySlug.res.body.results.map((l: any) => l.slug)).toEqual(['ledgerly-2-0']);
     expect(bySlug.res.body.query).toMatchObject({ date: '2026-11-23', q: 'ledgerly-2', page: 1 });
@@ -276,7 +296,13 @@ describe('GET /v1/launches/product', () => {
     const res = await get('/v1/launches/product?slug=quillmate');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const d = res.body.results[0];
-    expect(d).toMatchObject({ slug: 'quillmate', name: 'Quillmate', tagline: 'AI writing partner that learns your voice', website: 'https://quillmate.app/?ref=producthunt', hunter: { username: 'danawhit' } });
+    expect(d).toMatchObject({
+      slug: 'quillmate',
+      name: 'Quillmate',
+      tagline: 'AI writing partner that learns your voice',
+      website: 'https://quillmate.app/?ref=producthunt',
+      hunter: { username: 'danawhit' },
+    });
     expect(d.makers.length).toBeGreaterThan(0);
     expect(d.images.length).toBeGreaterThan(0);
     expect(d.comments.length).toBeGreaterThan(0);
@@ -299,7 +325,14 @@ describe('GET /v1/company/reviews', () => {
     requested.length = 0;
     const res = await get('/v1/company/reviews?company=northwind-mobile.example&page=3');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ engine: 'company_reviews', family: 'reviews', count: 8, page: 3, total_pages: 3, company: { domain: 'northwind-mobile.example' } });
+    expect(res.body).toMatchObject({
+      engine: 'company_reviews',
+      family: 'reviews',
+      count: 8,
+      page: 3,
+      total_pages: 3,
+      company: { domain: 'northwind-mobile.example' },
+    });
     expect(res.body.results.every((r: any) => r.rating >= 1 && r.rating <= 5 && r.body)).toBe(true);
     expect(requested).toEqual(['/review/northwind-mobile.example?page=3']);
   });
@@ -327,7 +360,11 @@ describe('GET /v1/job-board/jobs', () => {
     expect([none.status, none.body.count]).toEqual([200, 0]);
   });
 
-  it('needs q or location', () => refusals('/v1/job-board/jobs', [['', 400, 'bad_request'], ['?page=2', 400, 'bad_request']]));
+  it('needs q or location', () =>
+    refusals('/v1/job-board/jobs', [
+      ['', 400, 'bad_request'],
+      ['?page=2', 400, 'bad_request'],
+    ]));
 });
 
 describe('credits', () => {
@@ -351,8 +388,21 @@ describe('credits', () => {
       const res = await get(url, key);
       charged.push([res.status, res.headers['x-credits-charged']]);
     }
-    expect(charged).toEqual([[200, '5'], [200, '5'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [200, '8'], [502, '0']]);
-    const ledger = service.billing.entries(acct).filter((e) => e.kind === 'debit' || e.kind === 'refund').map((e) => [e.kind, e.product, e.credits]);
+    expect(charged).toEqual([
+      [200, '5'],
+      [200, '5'],
+      [200, '8'],
+      [200, '8'],
+      [200, '8'],
+      [200, '8'],
+      [200, '8'],
+      [200, '8'],
+      [502, '0'],
+    ]);
+    const ledger = service.billing
+      .entries(acct)
+      .filter((e) => e.kind === 'debit' || e.kind === 'refund')
+      .map((e) => [e.kind, e.product, e.credits]);
     expect(ledger).toEqual([
       ['debit', 'web_search', -5],
       ['debit', 'web_news_search', -5],
@@ -379,7 +429,10 @@ describe('credits', () => {
     expect([second.status, second.body.error, second.headers['retry-after']]).toEqual([503, 'overloaded', '1']);
     held.shift()!();
     expect((await first).status).toBe(200);
-    const ledger = service.billing.entries(acct).filter((e) => e.kind === 'debit' || e.kind === 'refund').map((e) => [e.kind, e.product, e.credits]);
+    const ledger = service.billing
+      .entries(acct)
+      .filter((e) => e.kind === 'debit' || e.kind === 'refund')
+      .map((e) => [e.kind, e.product, e.credits]);
     expect(ledger).toEqual([
       ['debit', 'web_search', -5],
       ['refund', 'web_search', 5],
@@ -402,10 +455,47 @@ describe('credits', () => {
 describe('fuzz: every live path', () => {
   it('answers 200, 400, 404 or 502 to 400 seeded odd queries, never a 500, always a JSON error body', async () => {
     const rng = new Rng(9);
-    const paths = ['/v1/search', '/v1/publisher/listing', '/v1/publisher/article', '/v1/launches', '/v1/launches/product', '/v1/company/reviews', '/v1/job-board/jobs', '/v1/contacts'];
+    const paths = [
+      '/v1/search',
+      '/v1/publisher/listing',
+      '/v1/publisher/article',
+      '/v1/launches',
+      '/v1/launches/product',
+      '/v1/company/reviews',
+      '/v1/job-board/jobs',
+      '/v1/contacts',
+    ];
     const names = ['engine', 'q', 'page', 'section', 'url', 'date', 'slug', 'company', 'location', 'domain', 'limit', 'sources', 'x'];
-    const values = ['web_search', 'web_news_search', 'wire_listing', 'publisher_listing', 'publisher_article', 'openclaw', 'science', '1', '2', '10', '11', '-1', '1e3', '0x10', '',
-      '2026-11-23', '2026-13-01', 'quillmate', 'northwind-mobile.example', `${origin}/local/`, 'javascript:alert(1)', 'http://[::1', '%', '%E0%A4%A', '💥', 'a'.repeat(3000), '__proto__', 'constructor'];
+    const values = [
+      'web_search',
+      'web_news_search',
+      'wire_listing',
+      'publisher_listing',
+      'publisher_article',
+      'openclaw',
+      'science',
+      '1',
+      '2',
+      '10',
+      '11',
+      '-1',
+      '1e3',
+      '0x10',
+      '',
+      '2026-11-23',
+      '2026-13-01',
+      'quillmate',
+      'northwind-mobile.example',
+      `${origin}/local/`,
+      'javascript:alert(1)',
+      'http://[::1',
+      '%',
+      '%E0%A4%A',
+      '💥',
+      'a'.repeat(3000),
+      '__proto__',
+      'constructor',
+    ];
     for (let i = 0; i < 400; i++) {
       const n = rng.int(4);
       const qs = Array.from({ length: n }, () => `${rng.pick(names)}=${encodeURIComponent(rng.pick(values))}`).join('&');

@@ -59,7 +59,10 @@ function marketplace(req: http.IncomingMessage, res: http.ServerResponse, body: 
   if (p === '/s' && k === 'slow') return void setTimeout(() => html(page('amazon-search/amazon-com-search-portable-charger-2026.html')), 3_000);
   if (p === '/s' && k === 'hold') return void held.push(() => html(page('amazon-search/amazon-com-search-portable-charger-2026.html')));
   if (p === '/s' && u.searchParams.get('me')) return html(page('amazon-seller/amazon-com-seller-storefront-search-2020.html'));
-  if (p === '/s') return html(page(country === 'de' ? 'amazon-search/amazon-de-search-katzenfutter-2022.html' : 'amazon-search/amazon-com-search-portable-charger-2026.html'));
+  if (p === '/s')
+    return html(
+      page(country === 'de' ? 'amazon-search/amazon-de-search-katzenfutter-2022.html' : 'amazon-search/amazon-com-search-portable-charger-2026.html'),
+    );
   if (p === '/gp/product/ajax/aodAjaxMain/' && u.searchParams.get('asin') === 'B0DR8G428S') return html(page('synthetic/amazon-com-offers-B0DR8G428S.html'));
   if (p === '/sp' && u.searchParams.get('seller') === 'A2JZ0S3QVWQECL') return html(page('synthetic/amazon-com-seller-A2JZ0S3QVWQECL.html'));
   if (p === '/dp/B0DR8G428S') return html(page('amazon-product/amazon-com-product-portable-charger-2026.html'));
@@ -77,7 +80,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  h = await startHarness({ corpus: null, env: { MARKETPLACE_BASE_URL: `http://127.0.0.1:${port}/{country}`, LIVE_TIMEOUT_MS: '1500', MAX_INFLIGHT_MARKETPLACE: '2' } });
+  h = await startHarness({
+    corpus: null,
+    env: { MARKETPLACE_BASE_URL: `http://127.0.0.1:${port}/{country}`, LIVE_TIMEOUT_MS: '1500', MAX_INFLIGHT_MARKETPLACE: '2' },
+  });
   // The operator's key: recorded in the ledger like any account, but never rate-capped, so
   // no test here depends on how fast it sends (a plan's 20/s would).
   account = OPERATOR;
@@ -101,8 +107,20 @@ describe('GET /v1/search?engine=marketplace', () => {
     expect(res.status, res.raw).toBe(200);
     expect(res.body).toMatchObject({ engine: 'marketplace', family: 'ecommerce', next_cursor: null });
     expect(res.body.query).toEqual({
-      engine: 'marketplace', q: 'portable charger', category_id: null, sort_by: 'relevance', min_price: null, max_price: null, brand: null,
-      prime: null, min_rating: null, condition: null, deals: null, page: 1, country: 'us', zip_code: null,
+      engine: 'marketplace',
+      q: 'portable charger',
+      category_id: null,
+      sort_by: 'relevance',
+      min_price: null,
+      max_price: null,
+      brand: null,
+      prime: null,
+      min_rating: null,
+      condition: null,
+      deals: null,
+      page: 1,
+      country: 'us',
+      zip_code: null,
     });
     expect(res.body.count).toBe(22);
     expect(res.body.results.filter((c: any) => c.sponsored)).toHaveLength(6);
@@ -119,23 +137,44 @@ describe('GET /v1/search?engine=marketplace', () => {
     expect(ok.status, ok.raw).toBe(200);
     const failed = await h.inject({ url: '/v1/search?engine=marketplace&q=robot', headers: as });
     expect(failed.status).toBe(502);
-    const kinds = h.service.billing.entries(acct).filter((e) => e.product === 'marketplace' && (e.kind === 'debit' || e.kind === 'refund')).map((e) => [e.kind, e.units]);
-    expect(kinds).toEqual([['debit', 1], ['debit', 1], ['refund', -1]]);
+    const kinds = h.service.billing
+      .entries(acct)
+      .filter((e) => e.product === 'marketplace' && (e.kind === 'debit' || e.kind === 'refund'))
+      .map((e) => [e.kind, e.units]);
+    expect(kinds).toEqual([
+      ['debit', 1],
+      ['debit', 1],
+      ['refund', -1],
+    ]);
     const sub = h.service.billing.summary(acct).subscriptions.find((s: { product: string }) => s.product === 'marketplace');
     expect(sub).toMatchObject({ plan: 'free', used: 1 });
   });
 
   it('builds the site URL from every parameter', async () => {
     seen.length = 0;
-    const res = await get('/v1/search?engine=marketplace&q=usb%20c&category_id=2407749011&sort_by=price_low_to_high&min_price=10&max_price=40.5&brand=Anker&prime=true&min_rating=4&condition=new&deals=todays_deals&page=3');
+    const res = await get(
+      '/v1/search?engine=marketplace&q=usb%20c&category_id=2407749011&sort_by=price_low_to_high&min_price=10&max_price=40.5&brand=Anker&prime=true&min_rating=4&condition=new&deals=todays_deals&page=3',
+    );
     expect(res.status, res.raw).toBe(200);
     const u = new URL(seen.at(-1)!.url, 'http://x');
     expect(u.pathname).toBe('/us/s');
     expect(Object.fromEntries(u.searchParams)).toEqual({
-      k: 'usb c', rh: 'n:2407749011,p_89:Anker,p_85:2470955011,p_72:1248879011,p_n_condition-type:6461716011,p_n_deal_type:23566065011',
-      s: 'price-asc-rank', 'low-price': '10', 'high-price': '40.5', page: '3',
+      k: 'usb c',
+      rh: 'n:2407749011,p_89:Anker,p_85:2470955011,p_72:1248879011,p_n_condition-type:6461716011,p_n_deal_type:23566065011',
+      s: 'price-asc-rank',
+      'low-price': '10',
+      'high-price': '40.5',
+      page: '3',
     });
-    expect(res.body.query).toMatchObject({ category_id: '2407749011', sort_by: 'price_low_to_high', min_price: 10, max_price: 40.5, prime: true, min_rating: 4, page: 3 });
+    expect(res.body.query).toMatchObject({
+      category_id: '2407749011',
+      sort_by: 'price_low_to_high',
+      min_price: 10,
+      max_price: 40.5,
+      prime: true,
+      min_rating: 4,
+      page: 3,
+    });
   });
 
   it('reads the country site in its currency (the 2022 layout)', async () => {
@@ -272,7 +311,7 @@ describe('other marketplace endpoints', () => {
     expect((await get('/v1/bestsellers?engine=marketplace&category=hi&page=3')).body.error).toBe('bad_request');
   });
 
-  it('GET /v1/categories lists the departments, or a node\'s children', async () => {
+  it("GET /v1/categories lists the departments, or a node's children", async () => {
     const top = await get('/v1/categories?engine=marketplace');
     expect(top.status, top.raw).toBe(200);
     expect(top.body.count).toBe(59);

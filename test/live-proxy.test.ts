@@ -35,7 +35,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const sitePort = (site.address() as AddressInfo).port;
   const proxyPort = (proxy.address() as AddressInfo).port;
-  h = await startHarness({ corpus: null, env: { MARKETPLACE_BASE_URL: `http://127.0.0.1:${sitePort}`, LIVE_PROXY_URL: `http://scraper:s3cret@127.0.0.1:${proxyPort}` } });
+  h = await startHarness({
+    corpus: null,
+    env: { MARKETPLACE_BASE_URL: `http://127.0.0.1:${sitePort}`, LIVE_PROXY_URL: `http://scraper:s3cret@127.0.0.1:${proxyPort}` },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -46,7 +49,10 @@ afterAll(async () => {
 
 it('reads the page through the proxy, with its credentials', async () => {
   const key = h.service.keys.create({ scheme: 'bearer', name: 'proxy' });
-  const res = await h.inject({ url: '/v1/search?engine=marketplace&q=charger', headers: { authorization: `Bearer ${key.secret}`, 'x-gateway-key': undefined, 'x-gateway-host': undefined } });
+  const res = await h.inject({
+    url: '/v1/search?engine=marketplace&q=charger',
+    headers: { authorization: `Bearer ${key.secret}`, 'x-gateway-key': undefined, 'x-gateway-host': undefined },
+  });
   expect(res.status, res.raw).toBe(200);
   expect(res.body.count).toBe(22);
   expect(tunnels).toEqual([`127.0.0.1:${(site.address() as AddressInfo).port}`]);

@@ -91,7 +91,11 @@ describe('bad_cursor (rule 8)', () => {
       expectError(await h.match({ ...base, cursor: rng.bytes(n).toString('base64') }), 400, 'bad_cursor');
     }
     expectError(await h.match({ ...base, cursor: 'not a cursor!' }), 400, 'bad_cursor');
-    expectError(await h.match({ ...base, cursor: Buffer.from('{"t":"2025-01-01T00:00:00Z","id":"00000000-0000-0000-0000-000000000000"}').toString('base64url') }), 400, 'bad_cursor');
+    expectError(
+      await h.match({ ...base, cursor: Buffer.from('{"t":"2025-01-01T00:00:00Z","id":"00000000-0000-0000-0000-000000000000"}').toString('base64url') }),
+      400,
+      'bad_cursor',
+    );
     expectError(await h.match({ cursor: 'x'.repeat(300) }), 400, 'bad_cursor');
   });
 

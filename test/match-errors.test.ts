@@ -73,7 +73,13 @@ describe('422 invalid_request: validation, the message names the field', () => {
   }
 
   it('the bounds themselves are accepted: limit 1 and 100, min_score -1 and 1, a 1024 vector', async () => {
-    for (const body of [{ limit: 1 }, { limit: 100 }, { vector: v, min_score: 1 }, { vector: v, min_score: 0.99, limit: 100 }, { vector: ones(1024), min_score: 0.99 }]) {
+    for (const body of [
+      { limit: 1 },
+      { limit: 100 },
+      { vector: v, min_score: 1 },
+      { vector: v, min_score: 0.99, limit: 100 },
+      { vector: ones(1024), min_score: 0.99 },
+    ]) {
       const res = await h.match(body);
       expect(res.status, `${JSON.stringify({ ...body, vector: undefined })}: ${res.raw}`).toBe(200);
     }

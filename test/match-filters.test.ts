@@ -83,7 +83,10 @@ describe('since / until', () => {
     const half = t.replace('Z', '.500Z');
     // event_time >= T.5 holds for T+1 and later, not for T.
     const since = await keysOf({ since: half, until: plus(t, 3600) });
-    expect(since.filter((k) => atT.includes(k)), `since ${half}`).toEqual([]);
+    expect(
+      since.filter((k) => atT.includes(k)),
+      `since ${half}`,
+    ).toEqual([]);
     expect(since).toEqual(oracleKeys(null, { since: plus(t, 1), until: plus(t, 3600) }));
     // event_time <= T.5 holds for T.
     const until = await keysOf({ since: plus(t, -3600), until: half });
@@ -108,11 +111,7 @@ describe('since / until', () => {
   it('since after until is 422 invalid_request', async () => {
     expectError(await h.match({ since: '2025-02-02T00:00:00Z', until: '2025-02-01T00:00:00Z' }), 422, 'invalid_request');
     const q = makeQuery(corpus, new Rng(1), 'topic');
-    expectError(
-      await h.match({ vector: vec(q), order: 'relevance', since: '2025-02-02T00:00:01Z', until: '2025-02-02T00:00:00Z' }),
-      422,
-      'invalid_request',
-    );
+    expectError(await h.match({ vector: vec(q), order: 'relevance', since: '2025-02-02T00:00:01Z', until: '2025-02-02T00:00:00Z' }), 422, 'invalid_request');
   });
 
   it('a date-time that is not RFC 3339 is 422 invalid_request naming the field', async () => {

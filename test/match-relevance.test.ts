@@ -136,7 +136,11 @@ describe('vector + order=relevance', () => {
     await expectTop(makeQuery(corpus, rng, 'topic'), { sources: ['Café Économie'] }, 30);
     await expectTop(makeQuery(corpus, rng, 'story'), { sources: ['Wire One', 'Metro Courier'] }, 50);
     await expectTop(makeQuery(corpus, rng, 'chunk'), { exclude_sources: ['Daily Ledger', 'Wire One'] }, 50);
-    const items = await expectTop(makeQuery(corpus, rng, 'topic'), { exclude_sources: ['Daily Ledger'], include_edits: true, since: '2025-01-10T00:00:00Z' }, 40);
+    const items = await expectTop(
+      makeQuery(corpus, rng, 'topic'),
+      { exclude_sources: ['Daily Ledger'], include_edits: true, since: '2025-01-10T00:00:00Z' },
+      40,
+    );
     for (const it of items) expect(it.source_name).not.toBe('Daily Ledger');
   });
 

@@ -29,7 +29,16 @@ beforeAll(async () => {
   for (let i = 0; i < 70; i++) {
     const source = ['Wire One', 'Daily Ledger', 'Harbour Post'][i % 3];
     const extra = i % 2 === 0 ? 'Dock workers walked out at dawn.' : 'Talks resumed with the union.';
-    docs.push(rev(`port.example/${i}`, source, `Port strike day ${i}`, `Port strike update ${i}.`, `${extra} The port strike continues. Number ${i}.`, T0 + Math.floor(i / 2) * 3600));
+    docs.push(
+      rev(
+        `port.example/${i}`,
+        source,
+        `Port strike day ${i}`,
+        `Port strike update ${i}.`,
+        `${extra} The port strike continues. Number ${i}.`,
+        T0 + Math.floor(i / 2) * 3600,
+      ),
+    );
   }
   docs.push(
     rev('misc.example/phrase', 'Wire One', 'Rates', 'The bank cut rates.', 'A rate cut was announced by the central bank.', T0 + 100_000),
@@ -37,7 +46,14 @@ beforeAll(async () => {
     rev('misc.example/wind', 'Daily Ledger', 'Wind farm', 'A wind farm opens.', 'Wind power grows offshore.', T0 + 100_002),
     rev('misc.example/solar', 'Daily Ledger', 'Solar farm', 'A solar farm opens.', 'Solar power and wind share the grid.', T0 + 100_003),
     rev('misc.example/opinion', 'Harbour Post', 'Solar opinion', 'An op ed on solar.', 'Opinion: solar subsidies should end.', T0 + 100_004),
-    rev('de.example/1', 'Berliner Blatt', 'Die Straße in München', 'Über die Straßenbahn in München.', 'Die Bürger feiern das Straßenfest. Café Müller öffnet.', T0 + 200_000),
+    rev(
+      'de.example/1',
+      'Berliner Blatt',
+      'Die Straße in München',
+      'Über die Straßenbahn in München.',
+      'Die Bürger feiern das Straßenfest. Café Müller öffnet.',
+      T0 + 200_000,
+    ),
     rev('de.example/2', 'Berliner Blatt', 'Strasse gesperrt', 'Die Strasse bleibt gesperrt.', 'Umleitung über die Hauptstrasse.', T0 + 200_001),
     rev('jp.example/1', 'Tokyo Shimbun', '東京都知事選挙の結果', '東京都の選挙が終わった。', '新しい知事が選ばれました。投票率は高かった。', T0 + 300_000),
     rev('jp.example/2', 'Tokyo Shimbun', '大阪の天気', '大阪は晴れ。', '明日は雨が降るでしょう。', T0 + 300_001),
@@ -172,7 +188,16 @@ describe('GET /v1/news: paging', () => {
     const first = await news('q=strike&limit=5&sources=Wire%20One');
     const cursor = encodeURIComponent(first.body.next_cursor);
     expect((await news(`q=strike&limit=11&sources=Wire%20One&cursor=${cursor}`)).status).toBe(200);
-    for (const changed of ['q=strikes&sources=Wire%20One', 'q=strike', 'q=strike&sources=Wire%20One,Daily%20Ledger', 'q=strike&exclude_sources=Daily%20Ledger', 'q=strike&sources=Wire%20One&since=2026-01-01T00:00:00Z', 'q=strike&sources=Wire%20One&until=2027-01-01T00:00:00Z', 'q=strike&sources=Wire%20One&sort=relevance', 'q=strike&sources=Wire%20One&include_edits=true']) {
+    for (const changed of [
+      'q=strikes&sources=Wire%20One',
+      'q=strike',
+      'q=strike&sources=Wire%20One,Daily%20Ledger',
+      'q=strike&exclude_sources=Daily%20Ledger',
+      'q=strike&sources=Wire%20One&since=2026-01-01T00:00:00Z',
+      'q=strike&sources=Wire%20One&until=2027-01-01T00:00:00Z',
+      'q=strike&sources=Wire%20One&sort=relevance',
+      'q=strike&sources=Wire%20One&include_edits=true',
+    ]) {
       const res = await news(`${changed}&limit=5&cursor=${cursor}`);
       expect([changed, res.status, res.body.error]).toEqual([changed, 400, 'bad_cursor']);
     }
@@ -186,10 +211,22 @@ describe('GET /v1/news: paging', () => {
 describe('GET /v1/news: edits', () => {
   it('shows first publications by default and every revision with include_edits; an edit is found by its new words', async () => {
     const url = 'https://edit.example/story';
-    h.service.store.writeRevisions([rev('edit.example/story', 'Wire One', 'Bridge closed', 'The bridge is closed.', 'Engineers inspect the bridge.', T0 + 500_000)]);
+    h.service.store.writeRevisions([
+      rev('edit.example/story', 'Wire One', 'Bridge closed', 'The bridge is closed.', 'Engineers inspect the bridge.', T0 + 500_000),
+    ]);
     expect((await news('q=bridge')).body.results.map((r: any) => r.title)).toEqual(['Bridge closed']);
     expect((await news('q=reopened')).body.count).toBe(0);
-    h.service.store.writeRevisions([rev('edit.example/story', 'Wire One', 'Bridge reopened', 'The bridge reopened today.', 'Traffic flows again over the bridge.', T0 + 500_000, T0 + 510_000)]);
+    h.service.store.writeRevisions([
+      rev(
+        'edit.example/story',
+        'Wire One',
+        'Bridge reopened',
+        'The bridge reopened today.',
+        'Traffic flows again over the bridge.',
+        T0 + 500_000,
+        T0 + 510_000,
+      ),
+    ]);
     const edits = (await news('q=bridge&include_edits=true')).body.results;
     expect(edits.map((r: any) => [r.title, r.event_time])).toEqual([
       ['Bridge reopened', iso(T0 + 510_000)],
@@ -241,8 +278,35 @@ describe('GET /v1/news: errors', () => {
 
   it('never answers a 5xx to random input', async () => {
     let seed = 99;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const parts = ['strike', 'port', '"', '-', '*', 'OR', 'AND', 'NOT', ' ', '東京', 'é', 'ß', '(', ')', ':', '^', '+', 'NEAR', '{', '}', '\u200b', '😀', '\u0301', ',', '%', '0'];
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const parts = [
+      'strike',
+      'port',
+      '"',
+      '-',
+      '*',
+      'OR',
+      'AND',
+      'NOT',
+      ' ',
+      '東京',
+      'é',
+      'ß',
+      '(',
+      ')',
+      ':',
+      '^',
+      '+',
+      'NEAR',
+      '{',
+      '}',
+      '\u200b',
+      '😀',
+      '\u0301',
+      ',',
+      '%',
+      '0',
+    ];
     const word = (n: number) => Array.from({ length: n }, () => parts[Math.floor(rnd() * parts.length)]).join(rnd() < 0.5 ? ' ' : '');
     for (let i = 0; i < 300; i++) {
       const params: string[] = [`q=${encodeURIComponent(word(1 + Math.floor(rnd() * (i % 50 === 0 ? 400 : 12))))}`];

@@ -100,7 +100,8 @@ function baseCorpus(): RevisionInput[] {
     // The ferry's first publication (its edit is written below).
     rev('edit.example/ferry', HARBOUR, 'Ferry delayed', 'The ferry is delayed.', 'Storm warnings for the ferry crossing.', TF),
   );
-  for (const [path, t] of meteorDocs) docs.push(rev(path, path.endsWith('bis') ? LEDGER : WIRE, `Meteor ${path}`, 'A meteor was seen.', 'Astronomers logged it.', t));
+  for (const [path, t] of meteorDocs)
+    docs.push(rev(path, path.endsWith('bis') ? LEDGER : WIRE, `Meteor ${path}`, 'A meteor was seen.', 'Astronomers logged it.', t));
   for (const [path, t] of apollo) docs.push(rev(path, ARCHIVE, `Apollo ${path.split('/')[1]}`, 'From the Apollo archive.', 'Mission notes.', sec(t)));
   return docs;
 }
@@ -520,7 +521,14 @@ describe('GET /v1/news: cursors are bound to their filters', () => {
     const p = { q: 'strike', sort: 'relevance', limit: 10 };
     const cursor = (await ok(p)).next_cursor as string;
     expect((await ok({ ...p, limit: 3, cursor })).count).toBe(3);
-    for (const change of [{ sort: undefined }, { sort: 'time' }, { q: 'strike OR farm' }, { include_edits: 'true' }, { exclude_sources: TOKYO }, { since: iso(T0) }]) {
+    for (const change of [
+      { sort: undefined },
+      { sort: 'time' },
+      { q: 'strike OR farm' },
+      { include_edits: 'true' },
+      { exclude_sources: TOKYO },
+      { since: iso(T0) },
+    ]) {
       expectError(await news({ ...p, ...change, cursor }), 400, 'bad_cursor');
     }
   });
@@ -555,7 +563,9 @@ describe('GET /v1/news: cursors are bound to their filters', () => {
 describe('GET /v1/news: an edit is searchable at once', () => {
   it('a revision stored after the index caught up is found by its new words; the removed words find the first revision only', async () => {
     const t = T0 + 600_000;
-    const [w1] = h.service.store.writeRevisions([rev('edit.example/bridge', WIRE, 'Bridge closed', 'The bridge is closed.', 'Engineers inspect the bridge.', t)]);
+    const [w1] = h.service.store.writeRevisions([
+      rev('edit.example/bridge', WIRE, 'Bridge closed', 'The bridge is closed.', 'Engineers inspect the bridge.', t),
+    ]);
     expect(w1.status).toBe('new');
     const before = await ok({ q: 'bridge' });
     expect(before.results.map((r: any) => [r.title, r.event_time])).toEqual([['Bridge closed', iso(t)]]);
@@ -742,7 +752,14 @@ describe('GET /v1/news: metering', () => {
     expect(h.service.billing.balance(account.id)).toBe(start - 2);
 
     // Refused by the schema, or by the handler (refunded): nothing is billed either way.
-    for (const p of [{ q: 'strike', limit: 0 }, { q: 'strike', colour: 'red' }, { q: '-strike' }, { q: 'strike', sources: 'Nowhere' }, { q: 'strike', cursor: 'x.y' }, { q: 's*' }]) {
+    for (const p of [
+      { q: 'strike', limit: 0 },
+      { q: 'strike', colour: 'red' },
+      { q: '-strike' },
+      { q: 'strike', sources: 'Nowhere' },
+      { q: 'strike', cursor: 'x.y' },
+      { q: 's*' },
+    ]) {
       const res = await call(p);
       expect([qs(p), res.status]).toEqual([qs(p), 400]);
       expect(res.headers['x-credits-charged']).toBe('0');
@@ -760,11 +777,83 @@ describe('GET /v1/news: metering', () => {
 describe('GET /v1/news: fuzz', () => {
   it('300 random queries never answer a 5xx: a 200 of the right shape or a 400 from the catalogue', async () => {
     const rng = new Rng(20260401);
-    const atoms = ['strike', 'port', 'Straße', 'MÜNCHEN', '東京', '知事', '雨', '政府', '"', '"', '-', '-"', '*', '**', ' OR ', 'OR', ' AND ', 'NOT ', '(', ')', ':', '^', '+', 'NEAR', 'NEAR(', '{', '}', ',', "'", '\\', '%', '&', '#', '?', '=', '/', '.', '\u200b', '\u0301', '\u00a0', '\t', '\n', '😀', '𠮷', 'ＡＢＣ', 'ß', 'a*', 'ab*', 'é*', '0', '1e9', 'rowid', 'news_fts', 'MATCH', ';', '--'];
+    const atoms = [
+      'strike',
+      'port',
+      'Straße',
+      'MÜNCHEN',
+      '東京',
+      '知事',
+      '雨',
+      '政府',
+      '"',
+      '"',
+      '-',
+      '-"',
+      '*',
+      '**',
+      ' OR ',
+      'OR',
+      ' AND ',
+      'NOT ',
+      '(',
+      ')',
+      ':',
+      '^',
+      '+',
+      'NEAR',
+      'NEAR(',
+      '{',
+      '}',
+      ',',
+      "'",
+      '\\',
+      '%',
+      '&',
+      '#',
+      '?',
+      '=',
+      '/',
+      '.',
+      '\u200b',
+      '\u0301',
+      '\u00a0',
+      '\t',
+      '\n',
+      '😀',
+      '𠮷',
+      'ＡＢＣ',
+      'ß',
+      'a*',
+      'ab*',
+      'é*',
+      '0',
+      '1e9',
+      'rowid',
+      'news_fts',
+      'MATCH',
+      ';',
+      '--',
+    ];
     const ranges: [number, number][] = [
-      [0x01, 0x1f], [0x20, 0x7e], [0xa0, 0x24f], [0x300, 0x36f], [0x370, 0x4ff], [0x590, 0x6ff], [0x900, 0x97f],
-      [0xe00, 0xe7f], [0x1100, 0x11ff], [0x3000, 0x30ff], [0x4e00, 0x9fff], [0xac00, 0xd7a3], [0xe000, 0xf8ff],
-      [0xfe00, 0xfe0f], [0xff00, 0xffef], [0x1f300, 0x1faff], [0x20000, 0x2a6df], [0xe0000, 0xe007f],
+      [0x01, 0x1f],
+      [0x20, 0x7e],
+      [0xa0, 0x24f],
+      [0x300, 0x36f],
+      [0x370, 0x4ff],
+      [0x590, 0x6ff],
+      [0x900, 0x97f],
+      [0xe00, 0xe7f],
+      [0x1100, 0x11ff],
+      [0x3000, 0x30ff],
+      [0x4e00, 0x9fff],
+      [0xac00, 0xd7a3],
+      [0xe000, 0xf8ff],
+      [0xfe00, 0xfe0f],
+      [0xff00, 0xffef],
+      [0x1f300, 0x1faff],
+      [0x20000, 0x2a6df],
+      [0xe0000, 0xe007f],
     ];
     const randomChar = () => {
       const [lo, hi] = rng.pick(ranges);

@@ -151,7 +151,8 @@ describe('every parameter, in /openapi.json', () => {
           if (s.maxLength !== undefined) expect(doc.schema.maxLength, at).toBeGreaterThanOrEqual(s.maxLength);
         }
         // Taken by some engines only, or required by some: the description says which.
-        if (takers.length < endpoints.length) for (const e of endpoints.filter((e) => Object.hasOwn(e.params, name))) expect(doc.description, at).toContain(e.engine);
+        if (takers.length < endpoints.length)
+          for (const e of endpoints.filter((e) => Object.hasOwn(e.params, name))) expect(doc.description, at).toContain(e.engine);
       }
     }
   });
@@ -180,7 +181,14 @@ describe('every parameter, in /openapi.json', () => {
         // serving several engines: each engine with its own required parameters.
         const route = live.get(path);
         const queries: Record<string, unknown>[] = route
-          ? [...route.engines].map(([name, { endpoint }]) => ({ engine: name, ...Object.fromEntries(declared(endpoint).filter(([, p]) => p.required).map(([n, p]) => [n, sample(p.schema)])) }))
+          ? [...route.engines].map(([name, { endpoint }]) => ({
+              engine: name,
+              ...Object.fromEntries(
+                declared(endpoint)
+                  .filter(([, p]) => p.required)
+                  .map(([n, p]) => [n, sample(p.schema)]),
+              ),
+            }))
           : [Object.fromEntries([...queryParams(op).values()].filter((p) => p.required).map((p) => [p.name, p.example ?? sample(p.schema)]))];
         const bodySchema = deref(deref(op.requestBody)?.content?.['application/json']?.schema);
         if (method === 'post') expect(bodySchema, `${path}: POST without a body schema`).toBeDefined();
@@ -188,12 +196,18 @@ describe('every parameter, in /openapi.json', () => {
         for (const q of queries) {
           const qs = new URLSearchParams(Object.entries({ ...q, zz_probe: '1' }).map(([k, v]) => [k, String(v)]));
           const res = await h.inject({ method: method.toUpperCase() as 'GET', url: `${path}?${qs}`, headers: h.bearerHeaders, noAuth: true, payload: body });
-          expect([res.status, res.body?.message], `${method} ${path}?${qs}`).toEqual([expect.toSatisfy((s: number) => s === 400 || s === 422), expect.stringMatching(/^unknown parameter "zz_probe"/)]);
+          expect([res.status, res.body?.message], `${method} ${path}?${qs}`).toEqual([
+            expect.toSatisfy((s: number) => s === 400 || s === 422),
+            expect.stringMatching(/^unknown parameter "zz_probe"/),
+          ]);
           probed++;
         }
         if (body) {
           const res = await h.inject({ method: 'POST', url: path, headers: h.bearerHeaders, noAuth: true, payload: { ...body, zz_probe: 1 } });
-          expect([res.status, res.body?.message], `${method} ${path} body`).toEqual([expect.toSatisfy((s: number) => s === 400 || s === 422), 'unknown field "zz_probe"']);
+          expect([res.status, res.body?.message], `${method} ${path} body`).toEqual([
+            expect.toSatisfy((s: number) => s === 400 || s === 422),
+            'unknown field "zz_probe"',
+          ]);
         }
       }
     }

@@ -195,7 +195,8 @@ describe('GET /metrics: what it says', () => {
     expect((await h.match({ vector, order: 'relevance', limit: 3 })).status).toBe(200);
     const account = h.service.billing.createAccount('payer').id;
     const payer = h.service.keys.create({ scheme: 'bearer', account });
-    for (let i = 0; i < 2; i++) expect((await h.inject({ url: '/v1/sources', headers: { authorization: `Bearer ${payer.secret}` }, noAuth: true })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await h.inject({ url: '/v1/sources', headers: { authorization: `Bearer ${payer.secret}` }, noAuth: true })).status).toBe(200);
     const text = await scrape(h);
     const plans = samples(text, 'newsmatch_engine_topk_plans_total').map((l) => Number(l.split(' ')[1]));
     expect(plans.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);

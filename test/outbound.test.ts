@@ -54,7 +54,12 @@ describe('the feed poller (finding 1)', () => {
         { title: 'A story on the feed host', link: `${feed.base}/ok`, description: 'Fine.', date: NOW - 3600 },
         { title: 'Admin console', link: `${admin.base}/internal-admin`, description: 'Item link to another private host.', date: NOW - 3600 },
         { title: 'Metadata', link: `${feed.base}/story`, description: 'Redirects to a private host.', date: NOW - 3600 },
-        { title: 'By name', link: `http://localhost:${feed.port}/by-name`, description: 'The feed host, under a name that resolves to loopback.', date: NOW - 3600 },
+        {
+          title: 'By name',
+          link: `http://localhost:${feed.port}/by-name`,
+          description: 'The feed host, under a name that resolves to loopback.',
+          date: NOW - 3600,
+        },
       ]),
     };
     feed.routes['/ok'] = { body: page('A story on the feed host', 'The text of a story the operator vouched for.') };
@@ -73,14 +78,16 @@ describe('the feed poller (finding 1)', () => {
     expect(config.ingestAllowPrivate).toBe('on');
     outlets.add({ name: 'Inside Desk', homepage: `${feed.base}/`, feeds: [`${feed.base}/feed.xml`], fetchArticles: true, interval: '5m' });
     // As service.ts wires the setting: the outlets' feed URLs name the hosts that may be private.
-    const fetcher = new HttpClient(politePolling({
-      timeoutMs: 5000,
-      maxBytes: 1_048_576,
-      maxRedirects: 5,
-      userAgent: 'newsmatch-test',
-      concurrency: 2,
-      privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
-    }));
+    const fetcher = new HttpClient(
+      politePolling({
+        timeoutMs: 5000,
+        maxBytes: 1_048_576,
+        maxRedirects: 5,
+        userAgent: 'newsmatch-test',
+        concurrency: 2,
+        privateFeeds: config.ingestAllowPrivate === 'on' ? () => outlets.list().flatMap((o) => o.feeds) : undefined,
+      }),
+    );
     const poller = new Poller({ store, outlets, fetcher, log: pino({ level: 'silent' }), revisitHours: 48 });
     try {
       const [report] = await poller.round({ force: true });

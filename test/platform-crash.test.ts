@@ -255,7 +255,12 @@ describe('kill -9 while charging', () => {
     const usage = cli(['usage', '--account', first], env);
     expect(usage.status, usage.stderr).toBe(0);
     expect(usage.stdout).toMatch(/^credits: 0 \(subscription 0, free 0, purchased 0\)$/m);
-    const usageDebits = new Set(usage.stdout.split('\n').filter((l) => /\sdebit\s/.test(l)).map((l) => /\b(call-\d+)\b/.exec(l)?.[1]));
+    const usageDebits = new Set(
+      usage.stdout
+        .split('\n')
+        .filter((l) => /\sdebit\s/.test(l))
+        .map((l) => /\b(call-\d+)\b/.exec(l)?.[1]),
+    );
     for (const [rid, id] of acked) if (id === first) expect(usageDebits.has(rid), `usage lists no debit for ${rid}`).toBe(true);
 
     const store = new Store(path.join(dataDir, 'lmdb'));

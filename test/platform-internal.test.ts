@@ -31,7 +31,10 @@ it('answers 500 internal, refunds the call and logs the request id, never the ke
   expect(res.headers['x-request-id']).toBe('boom-1');
   expect(res.headers['x-credits-charged']).toBe('0');
   expect(res.headers['x-credits-remaining']).toBe('250');
-  const kinds = service.billing.entries(account.id).filter((e) => e.requestId === 'boom-1').map((e) => e.kind);
+  const kinds = service.billing
+    .entries(account.id)
+    .filter((e) => e.requestId === 'boom-1')
+    .map((e) => e.kind);
   expect(kinds).toEqual(['debit', 'refund']);
   const failed = lines.filter((l) => l.includes('a bug in a handler'));
   expect(failed.length).toBeGreaterThan(0);

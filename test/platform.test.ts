@@ -203,7 +203,7 @@ describe('keys from the CLI', () => {
       expect(res.status, res.raw).toBe(200);
       expect(res.headers['x-credits-charged']).toBe('0');
       expect(res.headers['x-credits-remaining']).toBeUndefined();
-      expect(res.headers['ratelimit']).toBeUndefined();
+      expect(res.headers.ratelimit).toBeUndefined();
       expect(res.headers['ratelimit-policy']).toBeUndefined();
       ids.push(String(res.headers['x-request-id']));
       expect(ledger('operator').length).toBe(before + i + 1);
@@ -230,13 +230,13 @@ describe('keys from the CLI', () => {
       expect(res.headers['x-credits-charged']).toBeUndefined();
       expect(res.headers['x-credits-remaining']).toBeUndefined();
       expect(res.headers['ratelimit-policy']).toBe('"gateway";q=3;w=1');
-      expect(res.headers['ratelimit']).toBe(`"gateway";r=${2 - i};t=${i === 2 ? 1 : 0}`);
+      expect(res.headers.ratelimit).toBe(`"gateway";r=${2 - i};t=${i === 2 ? 1 : 0}`);
     }
     const refused = await sources(headers);
     expectError(refused, 429, 'rate_limited');
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['ratelimit-policy']).toBe('"gateway";q=3;w=1');
-    expect(refused.headers['ratelimit']).toBe('"gateway";r=0;t=1');
+    expect(refused.headers.ratelimit).toBe('"gateway";r=0;t=1');
     expectError(await match(headers), 429, 'rate_limited');
     // A gateway key has no account to show.
     expectError(await account(headers), 403, 'forbidden');
@@ -314,7 +314,7 @@ describe('rate caps of the credit plans', () => {
       const res = i % 3 ? await sources(c.headers) : await match(c.headers);
       expect(res.status, res.raw).toBe(200);
       expect(res.headers['ratelimit-policy']).toBe('"credits-free";q=10;w=60');
-      expect(res.headers['ratelimit']).toBe(`"credits-free";r=${9 - i};t=${i === 9 ? 60 : 0}`);
+      expect(res.headers.ratelimit).toBe(`"credits-free";r=${9 - i};t=${i === 9 ? 60 : 0}`);
       P.now += 100;
     }
     for (const refused of [await sources(c.headers), await match(c.headers)]) {
@@ -322,8 +322,8 @@ describe('rate caps of the credit plans', () => {
       const retry = num(refused.headers['retry-after']);
       expect(Number.isInteger(retry) && retry >= 1 && retry <= 60, `Retry-After ${refused.headers['retry-after']}`).toBe(true);
       expect(refused.headers['ratelimit-policy']).toBe('"credits-free";q=10;w=60');
-      expect(refused.headers['ratelimit']).toMatch(/^"credits-free";r=0;t=(\d+)$/);
-      expect(num(/t=(\d+)/.exec(String(refused.headers['ratelimit']))![1])).toBe(retry);
+      expect(refused.headers.ratelimit).toMatch(/^"credits-free";r=0;t=(\d+)$/);
+      expect(num(/t=(\d+)/.exec(String(refused.headers.ratelimit))![1])).toBe(retry);
       expectCharged(refused, 0, 240);
     }
     expect((await creditsOf(c.headers)).total).toBe(240);
@@ -347,7 +347,7 @@ describe('rate caps of the credit plans', () => {
     const refused = await match(c.headers);
     expectError(refused, 429, 'quota_exceeded');
     expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.headers['ratelimit']).toBe('"credits-pro";r=0;t=1');
+    expect(refused.headers.ratelimit).toBe('"credits-pro";r=0;t=1');
     expectCharged(refused, 0, 245);
     P.now += 1000;
     expect((await match(c.headers)).status).toBe(200);
@@ -389,7 +389,7 @@ describe('headers on every response', () => {
     expectError(failed, 503, 'text_mode_unavailable');
     for (const [i, res] of [ok, invalid, failed].entries()) {
       expect(res.headers['ratelimit-policy'], res.raw).toBe('"credits-free";q=10;w=60');
-      expect(res.headers['ratelimit'], res.raw).toBe(`"credits-free";r=${9 - i};t=0`);
+      expect(res.headers.ratelimit, res.raw).toBe(`"credits-free";r=${9 - i};t=0`);
       expect(res.headers['x-credits-charged'], res.raw).toBe(i === 0 ? '1' : '0');
       expect(res.headers['x-credits-remaining'], res.raw).toBe('249');
     }
@@ -463,7 +463,7 @@ describe('an empty wallet', () => {
       expectError(res, 429, 'quota_exceeded');
       expectCharged(res, 0, 0);
       expect(res.headers['ratelimit-policy']).toBe('"credits-mega";q=20;w=1');
-      expect(res.headers['ratelimit']).toMatch(/^"credits-mega";r=\d+;t=\d+$/);
+      expect(res.headers.ratelimit).toMatch(/^"credits-mega";r=\d+;t=\d+$/);
     }
     expect(debits(c.id)).toHaveLength(250);
 
@@ -552,7 +552,11 @@ describe('Idempotency-Key', () => {
     const retry = await match(c.headers, { text: 'x' }, key);
     expectError(retry, 503, 'text_mode_unavailable');
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
-    expect(ledger(c.id).filter((e) => e.kind === 'debit' || e.kind === 'refund').map((e) => e.kind)).toEqual(['debit', 'refund', 'debit', 'refund']);
+    expect(
+      ledger(c.id)
+        .filter((e) => e.kind === 'debit' || e.kind === 'refund')
+        .map((e) => e.kind),
+    ).toEqual(['debit', 'refund', 'debit', 'refund']);
     expect((await creditsOf(c.headers)).total).toBe(250);
   });
 

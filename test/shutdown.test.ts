@@ -48,7 +48,11 @@ describe('shutdown', () => {
     expect(key.status, key.stderr).toBe(0);
     const secret = key.stdout.trim().split('\n').at(-1)!;
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--port', '0'], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--port', '0'], {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -65,7 +69,9 @@ describe('shutdown', () => {
     expect(sources.status).toBe(200);
 
     // A live scrape of the upstream that never answers: in flight until its 60 s deadline.
-    const pending = fetch(`${base}/v1/publisher/article?url=${encodeURIComponent(`http://127.0.0.1:${upstreamPort}/story`)}`, { headers: { authorization: `Bearer ${secret}` } }).catch(() => null);
+    const pending = fetch(`${base}/v1/publisher/article?url=${encodeURIComponent(`http://127.0.0.1:${upstreamPort}/story`)}`, {
+      headers: { authorization: `Bearer ${secret}` },
+    }).catch(() => null);
     while (hung.length === 0) await sleep(20);
 
     const exited = new Promise<number | null>((r) => child.once('exit', r));

@@ -59,7 +59,6 @@ const byUrl = new Map(lines.filter((l) => !l.revised_at).map((l) => [l.url, l]))
 /** The article whose headline is the query. */
 const target = lines[7];
 
-
 /** Every item is an imported article; its best_chunk is its headline or a piece of its text. */
 function checkScoredItems(items: any[]): void {
   for (const it of items) {
@@ -177,7 +176,10 @@ describe('text mode off, then `newsmatch embed`', () => {
     const listing = await h.match({});
     expect(listing.status, listing.raw).toBe(200);
     expect(listing.body.items.map((it: any) => it.title).sort()).toEqual([...byUrl.values()].map((l) => l.title).sort());
-    for (const body of [{ vector: anyVector, min_score: -1 }, { vector: anyVector, min_score: -1, order: 'relevance', limit: 100 }]) {
+    for (const body of [
+      { vector: anyVector, min_score: -1 },
+      { vector: anyVector, min_score: -1, order: 'relevance', limit: 100 },
+    ]) {
       const res = await h.match(body);
       expect(res.status, res.raw).toBe(200);
       expect(res.body.items).toEqual([]);

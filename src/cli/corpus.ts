@@ -25,7 +25,10 @@ export async function importCommand(config: Config, file: string): Promise<numbe
     const store = new Store(path.join(config.dataDir, 'lmdb'));
     const embedder = await openEmbedder(config, quietLog(config));
     try {
-      const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`) });
+      const summary = await importFile(store, file, {
+        embed: importEmbedHook(config, store, embedder),
+        onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`),
+      });
       printSummary(file, summary);
       return summary.rejected > 0 ? 1 : 0;
     } finally {
@@ -33,7 +36,9 @@ export async function importCommand(config: Config, file: string): Promise<numbe
       await store.close();
     }
   }
-  const bar = isInteractive() ? new SingleBar({ format: '{phase} [{bar}] {percentage}% | {value}/{total} {unit}', stream: process.stderr, hideCursor: true }) : null;
+  const bar = isInteractive()
+    ? new SingleBar({ format: '{phase} [{bar}] {percentage}% | {value}/{total} {unit}', stream: process.stderr, hideCursor: true })
+    : null;
   bar?.start(size, 0, { phase: 'reading ', unit: 'bytes' });
   let indexing = false;
   try {
@@ -59,7 +64,6 @@ export async function importCommand(config: Config, file: string): Promise<numbe
   }
 }
 
-
 /** Empties the keyword index and rebuilds it from LMDB, with progress. */
 export async function reindexCommand(config: Config): Promise<number> {
   fs.mkdirSync(config.dataDir, { recursive: true });
@@ -70,11 +74,14 @@ export async function reindexCommand(config: Config): Promise<number> {
     keyword.reset('jobs');
     const news = new NewsIndex(keyword, store);
     const total = news.behind();
-    const bar = isInteractive() && total > 0 ? new SingleBar({ format: 'keyword index [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true }) : null;
+    const bar =
+      isInteractive() && total > 0
+        ? new SingleBar({ format: 'keyword index [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true })
+        : null;
     bar?.start(total, 0);
     let done = 0;
     let lastLine = performance.now();
-    for (let n; (n = news.catchUp(2_000)) > 0; ) {
+    for (let n: number; (n = news.catchUp(2_000)) > 0; ) {
       done += n;
       bar?.update(done);
       if (!bar && performance.now() - lastLine > 10_000) {
@@ -92,7 +99,6 @@ export async function reindexCommand(config: Config): Promise<number> {
   }
 }
 
-
 export async function embedCommand(config: Config): Promise<number> {
   if (config.modelDir === undefined) throw new UsageError('embed needs a model: set BGE_M3_MODEL_DIR (see "Text mode" in the README)');
   // Only LMDB is written, so this runs beside a server; the server indexes the new chunks itself.
@@ -100,7 +106,10 @@ export async function embedCommand(config: Config): Promise<number> {
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const embedder = (await openEmbedder(config, quietLog(config)))!;
   const total = store.unembeddedCount();
-  const bar = isInteractive() && total > 0 ? new SingleBar({ format: 'embedding [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true }) : null;
+  const bar =
+    isInteractive() && total > 0
+      ? new SingleBar({ format: 'embedding [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true })
+      : null;
   bar?.start(total, 0);
   let lastLine = 0;
   try {

@@ -52,10 +52,10 @@ Commands:
   help                                  This text
 
 Settings (flag or environment variable):
-${Object.values(settings).map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.padEnd(22)} ${s.doc}`).join('\n')}
+${Object.values(settings)
+  .map((s) => `  ${flagName(s.env).padEnd(26)} ${s.env.padEnd(22)} ${s.doc}`)
+  .join('\n')}
 `;
-
-
 
 async function main(argv: string[]): Promise<number> {
   // Everything the service writes (LMDB, segments, the keyword index, the billing journal)
@@ -81,9 +81,10 @@ async function main(argv: string[]): Promise<number> {
     period: { type: 'string' },
   };
   for (const s of Object.values(settings)) options[flagName(s.env).slice(2)] = { type: 'string' };
-  let parsed;
+  const parse = () => parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parse();
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -12,11 +12,9 @@ export function quietLog(config: Config) {
   return pino({ level: quietLevel(config) }, destination(2));
 }
 
-
 export function printSummary(file: string, s: ImportSummary): void {
   process.stdout.write(`imported ${file}: ${s.articles} articles, ${s.newRevisions} new revisions, ${s.unchanged} unchanged, ${s.rejected} rejected\n`);
 }
-
 
 /** One line per outlet on stdout, its errors on stderr; exit 1 if anything failed. */
 export function printReports(reports: OutletReport[]): number {

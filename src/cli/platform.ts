@@ -89,7 +89,9 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
       case 'list':
         for (const k of keys.list()) {
           const state = k.revokedAt ? `revoked ${new Date(k.revokedAt).toISOString()}` : 'live';
-          const extra = [k.account ? `account ${k.account}` : '', k.scopes ? `scope ${k.scopes.join(',')}` : '', k.rate ? `rate ${formatRate(k.rate)}` : ''].filter(Boolean).join('  ');
+          const extra = [k.account ? `account ${k.account}` : '', k.scopes ? `scope ${k.scopes.join(',')}` : '', k.rate ? `rate ${formatRate(k.rate)}` : '']
+            .filter(Boolean)
+            .join('  ');
           out(`${k.id}  ${k.scheme.padEnd(7)}  ${state.padEnd(32)}  ${k.name ?? ''}  ${extra}`.trimEnd());
         }
         return 0;
@@ -113,7 +115,9 @@ export function accountsCommand(config: Config, rest: string[], f: PlatformFlags
     switch (sub) {
       case 'create': {
         const a = billing.createAccount(f.name ?? null);
-        out(`created account${f.name ? ` "${f.name}"` : ''} with ${FREE_CREDITS} free credits, every credit product on the free plan and the marketplace on Free:`);
+        out(
+          `created account${f.name ? ` "${f.name}"` : ''} with ${FREE_CREDITS} free credits, every credit product on the free plan and the marketplace on Free:`,
+        );
         out(a.id);
         return 0;
       }
@@ -144,7 +148,9 @@ export function creditsCommand(config: Config, rest: string[], f: PlatformFlags)
   const n = credits(f.credits);
   return withStore(config, (_store, billing) => {
     const e = sub === 'grant' ? billing.grant(f.account!, n) : billing.buy(f.account!, n);
-    out(`${sub === 'grant' ? 'granted' : 'added'} ${n} ${sub === 'grant' ? 'subscription credits (expire with the period)' : 'purchased credits (never expire)'}; balance ${e.balance}`);
+    out(
+      `${sub === 'grant' ? 'granted' : 'added'} ${n} ${sub === 'grant' ? 'subscription credits (expire with the period)' : 'purchased credits (never expire)'}; balance ${e.balance}`,
+    );
     return 0;
   });
 }
@@ -178,8 +184,13 @@ function printSummary(s: AccountSummary): void {
   for (const x of c.expiring) out(`  ${x.credits} expire at ${x.expires_at}`);
   out('subscriptions:');
   for (const sub of s.subscriptions) {
-    const plan = sub.included === undefined ? `${sub.credits_per_call} credit(s) a call` : `${sub.included} included, overage ${sub.overage_requests} ($${sub.overage_usd?.toFixed(4)}), stops at ${sub.stop}`;
-    out(`  ${sub.product.padEnd(16)} ${sub.plan.padEnd(6)} ${formatRate(sub.rate_limit).padEnd(7)} used ${String(sub.used).padStart(6)}  ${plan}  period ${sub.period_start} – ${sub.period_end}`);
+    const plan =
+      sub.included === undefined
+        ? `${sub.credits_per_call} credit(s) a call`
+        : `${sub.included} included, overage ${sub.overage_requests} ($${sub.overage_usd?.toFixed(4)}), stops at ${sub.stop}`;
+    out(
+      `  ${sub.product.padEnd(16)} ${sub.plan.padEnd(6)} ${formatRate(sub.rate_limit).padEnd(7)} used ${String(sub.used).padStart(6)}  ${plan}  period ${sub.period_start} – ${sub.period_end}`,
+    );
   }
 }
 

@@ -28,7 +28,9 @@ export async function sourcesCommand(config: Config, rest: string[], values: Rec
           language: values.language as string | undefined,
           country: values.country as string | undefined,
         });
-        process.stdout.write(`added outlet "${o.name}": ${o.feeds.length} feed(s), every ${o.intervalSec} s${o.fetchArticles ? ', fetching article pages' : ''}\n`);
+        process.stdout.write(
+          `added outlet "${o.name}": ${o.feeds.length} feed(s), every ${o.intervalSec} s${o.fetchArticles ? ', fetching article pages' : ''}\n`,
+        );
         return 0;
       }
       case 'list': {

@@ -37,7 +37,7 @@ describe('cursor', () => {
     expect(code(() => codec.decode(foreign, fp))).toBe('400 bad_cursor');
   });
 
-  it('rejects every single-character edit, the signature\'s last character included', () => {
+  it("rejects every single-character edit, the signature's last character included", () => {
     // Many secrets: base64url ignores the last character's low bits, so "A" → "B" there decodes
     // to the same bytes for about one signature in 16.
     for (let k = 0; k < 64; k++) {
@@ -45,7 +45,10 @@ describe('cursor', () => {
       const c = other.encode(pos, fp);
       for (let i = 0; i < c.length; i++) {
         const edited = c.slice(0, i) + (c[i] === 'A' ? 'B' : 'A') + c.slice(i + 1);
-        expect(code(() => other.decode(edited, fp)), `edit at ${i} of ${c}`).toBe('400 bad_cursor');
+        expect(
+          code(() => other.decode(edited, fp)),
+          `edit at ${i} of ${c}`,
+        ).toBe('400 bad_cursor');
       }
     }
   });

@@ -16,7 +16,11 @@ export interface Position {
 
 /** A stable hash of the inputs a cursor is bound to (key order does not matter). */
 export function fingerprint(inputs: Record<string, unknown>): string {
-  const canonical = JSON.stringify(Object.keys(inputs).sort().map((k) => [k, inputs[k] ?? null]));
+  const canonical = JSON.stringify(
+    Object.keys(inputs)
+      .sort()
+      .map((k) => [k, inputs[k] ?? null]),
+  );
   return createHash('sha256').update(canonical).digest('base64url');
 }
 

@@ -5,7 +5,8 @@ import { chunkRevision, splitSentences, type ChunkOptions } from './chunk.js';
  * Stand-in tokenizer: a run of letters or digits, each punctuation mark, and each Han, Hiragana or Katakana
  * character counts one token. The service passes the real bge-m3 tokenizer's count instead.
  */
-const TOKEN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])[\p{L}\p{N}])+|[^\s\p{L}\p{N}]/gu;
+const TOKEN =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|(?:(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])[\p{L}\p{N}])+|[^\s\p{L}\p{N}]/gu;
 const countTokens = (t: string) => (t.match(TOKEN) ?? []).length;
 
 const opts = (minTokens: number, maxTokens: number, locale?: string): ChunkOptions => ({ countTokens, minTokens, maxTokens, locale });
@@ -117,7 +118,10 @@ function expectWellFormed(title: string, text: string, o: ChunkOptions): string[
   const chunks = chunkRevision(title, text, o);
   expect(chunks[0]).toBe(title.replace(/\s+/g, ' ').trim());
   const body = chunks.slice(1);
-  for (const c of chunks) expect(c.trim()).toBe(c), expect(c).not.toBe('');
+  for (const c of chunks) {
+    expect(c.trim()).toBe(c);
+    expect(c).not.toBe('');
+  }
   for (const c of body) expect(countTokens(c)).toBeLessThanOrEqual(o.maxTokens);
   expect(visible(body.join(''))).toBe(visible(text));
   // A chunk under minTokens only where joining either neighbour would pass maxTokens.
@@ -150,17 +154,16 @@ describe('splitSentences', () => {
   });
 
   it('keeps initials, lowercase continuations and German ordinals inside the sentence', () => {
-    expect(
-      splitSentences('Yahoo! said George R. R. Martin would speak. Er kam zum 3. Mal, im 21. Jahrhundert, am 2. März. Ende.'),
-    ).toEqual(['Yahoo! said George R. R. Martin would speak.', 'Er kam zum 3. Mal, im 21. Jahrhundert, am 2. März.', 'Ende.']);
+    expect(splitSentences('Yahoo! said George R. R. Martin would speak. Er kam zum 3. Mal, im 21. Jahrhundert, am 2. März. Ende.')).toEqual([
+      'Yahoo! said George R. R. Martin would speak.',
+      'Er kam zum 3. Mal, im 21. Jahrhundert, am 2. März.',
+      'Ende.',
+    ]);
   });
 
   it('keeps sentence ends before a capital after lowercase words that are also abbreviations elsewhere', () => {
     // "No." matches only capitalised; "no." is the word.
-    expect(splitSentences('She said no. No. 10 Downing Street declined to comment.')).toEqual([
-      'She said no.',
-      'No. 10 Downing Street declined to comment.',
-    ]);
+    expect(splitSentences('She said no. No. 10 Downing Street declined to comment.')).toEqual(['She said no.', 'No. 10 Downing Street declined to comment.']);
   });
 });
 
@@ -215,8 +218,19 @@ describe('chunkRevision', () => {
     // The stand-in is additive at spaces: the same chunks either way, with fewer counts.
     const counted = (additiveAtSpaces: boolean, locale?: string) => {
       const seen: string[] = [];
-      const o = { ...opts(8, 40, locale), additiveAtSpaces, countTokens: (t: string) => (seen.push(t), countTokens(t)) };
-      return { chunks: chunkRevision(title, text, o), seen, ja: chunkRevision('見出し', CASES[4][1], { ...o, ...opts(8, 50, 'ja'), countTokens: o.countTokens }) };
+      const o = {
+        ...opts(8, 40, locale),
+        additiveAtSpaces,
+        countTokens: (t: string) => {
+          seen.push(t);
+          return countTokens(t);
+        },
+      };
+      return {
+        chunks: chunkRevision(title, text, o),
+        seen,
+        ja: chunkRevision('見出し', CASES[4][1], { ...o, ...opts(8, 50, 'ja'), countTokens: o.countTokens }),
+      };
     };
     const exact = counted(false);
     const summed = counted(true);
@@ -238,7 +252,11 @@ describe('chunkRevision', () => {
   });
 
   it.each(CASES)('chunks %s prose within the limits, in order, deterministically', (locale, text) => {
-    for (const [min, max] of [[8, 24], [16, 48], [40, 128]]) {
+    for (const [min, max] of [
+      [8, 24],
+      [16, 48],
+      [40, 128],
+    ]) {
       const paragraphs = `${text}\n\n${text.slice(0, text.length >> 1)}\n${text}`;
       expectWellFormed('Headline', paragraphs, opts(min, max, locale));
     }
@@ -276,11 +294,6 @@ describe('chunkRevision', () => {
       '地震に備えて避難所を',
       '２割増やす。',
     ]);
-    expect(chunkRevision('', `word-word-word- ${'-'.repeat(50)}`, opts(4, 20))).toEqual([
-      'word-word-word-',
-      '-'.repeat(20),
-      '-'.repeat(20),
-      '-'.repeat(10),
-    ]);
+    expect(chunkRevision('', `word-word-word- ${'-'.repeat(50)}`, opts(4, 20))).toEqual(['word-word-word-', '-'.repeat(20), '-'.repeat(20), '-'.repeat(10)]);
   });
 });

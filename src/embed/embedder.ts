@@ -326,16 +326,20 @@ export class Embedder {
     this.#running[lane]++;
     pool.running++;
     // Bulk batches have no per-text deadline, but a batch stuck longer than the timeout fails.
-    const stuck = lane === 'bulk' ? setTimeout(() => batch.forEach((item) => settle(item, unavailable(`an embedding batch took longer than ${this.options.timeoutMs} ms`))), this.options.timeoutMs) : undefined;
+    const stuck =
+      lane === 'bulk'
+        ? setTimeout(
+            () => batch.forEach((item) => settle(item, unavailable(`an embedding batch took longer than ${this.options.timeoutMs} ms`))),
+            this.options.timeoutMs,
+          )
+        : undefined;
     const exit = this.#exitNext;
     this.#exitNext = false;
     const task = (pool.piscina.run({ kind: 'run', ids, lengths, exit }, { transferList: [ids.buffer, lengths.buffer] }) as Promise<Float32Array>)
-      .then(
-        (out) => {
-          if (out.length !== batch.length * DIMS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
-          batch.forEach((item, i) => settle(item, out.subarray(i * DIMS, (i + 1) * DIMS)));
-        },
-      )
+      .then((out) => {
+        if (out.length !== batch.length * DIMS) throw new Error(`worker returned ${out.length} floats for ${batch.length} rows`);
+        batch.forEach((item, i) => settle(item, out.subarray(i * DIMS, (i + 1) * DIMS)));
+      })
       .catch((e: unknown) => {
         this.stats.failedBatches++;
         this.log.warn({ err: e, rows: batch.length }, 'embedding batch failed');

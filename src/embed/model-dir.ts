@@ -19,7 +19,9 @@ export function checkModelDir(dir: string): { modelPath: string } {
     const have = new Set(fs.readdirSync(dir));
     missing = MODEL_FILES.filter((f) => !have.has(f));
   } catch (e) {
-    throw new ModelDirError(`BGE_M3_MODEL_DIR ${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see "Text mode" in the README (scripts/fetch-model)`);
+    throw new ModelDirError(
+      `BGE_M3_MODEL_DIR ${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see "Text mode" in the README (scripts/fetch-model)`,
+    );
   }
   if (missing.length > 0) {
     throw new ModelDirError(`BGE_M3_MODEL_DIR ${dir} lacks ${missing.join(', ')}; see "Text mode" in the README (scripts/fetch-model)`);

@@ -25,7 +25,9 @@ describe('TextTokenizer', () => {
       'Hello, world! (quoted) "marks"; 3.5% of $12,000 - ok?',
       '東京は晴れ。 北京也是。',
       `x\u00a0y\u3000z`,
-      ...Array.from({ length: 50 }, (_, i) => Array.from({ length: 5 + i }, (_, j) => TINY_WORDS[(i * 13 + j * 7) % TINY_WORDS.length]).join(i % 2 ? ' ' : '  ')),
+      ...Array.from({ length: 50 }, (_, i) =>
+        Array.from({ length: 5 + i }, (_, j) => TINY_WORDS[(i * 13 + j * 7) % TINY_WORDS.length]).join(i % 2 ? ' ' : '  '),
+      ),
     ];
     // Twice: the second pass reads every word from the cache.
     for (let pass = 0; pass < 2; pass++) {

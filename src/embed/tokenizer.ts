@@ -22,7 +22,11 @@ export class TextTokenizer {
   /** `count(a + ' ' + b) === count(a) + count(b)`: counts are per word (see #ids), so chunking may sum them. */
   readonly additiveAtSpaces = true;
 
-  private constructor(tok: Tokenizer, config: Record<string, unknown>, readonly maxTokens: number) {
+  private constructor(
+    tok: Tokenizer,
+    config: Record<string, unknown>,
+    readonly maxTokens: number,
+  ) {
     this.#tok = tok;
     const id = (key: string, fallback: string): number => {
       const v = config[key];

@@ -54,7 +54,9 @@ async function open() {
 
 /** @param {unknown} e */
 function firstLine(e) {
-  return String(e instanceof Error ? e.message : e).split('\n')[0].slice(0, 300);
+  return String(e instanceof Error ? e.message : e)
+    .split('\n')[0]
+    .slice(0, 300);
 }
 
 /**

@@ -70,7 +70,10 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   // Any other type: only an empty body is accepted (curl -d '' sends a form type).
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, raw, done) => {
     if ((raw as string).length === 0) return done(null, undefined);
-    done(new AppError('unsupported_media_type', `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: send application/json`), undefined);
+    done(
+      new AppError('unsupported_media_type', `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: send application/json`),
+      undefined,
+    );
   });
 
   app.setErrorHandler(errorHandler);
@@ -98,7 +101,8 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     // One fresh LMDB snapshot per request: keys and records written by other processes count.
     service.store.refresh();
     req.apiKey = authenticate(doors, req);
-    if (req.routeOptions.config.auth === 'bearer' && req.apiKey.scheme !== 'bearer') throw new AppError('forbidden', 'this endpoint needs a Bearer key (gateway keys have no account)');
+    if (req.routeOptions.config.auth === 'bearer' && req.apiKey.scheme !== 'bearer')
+      throw new AppError('forbidden', 'this endpoint needs a Bearer key (gateway keys have no account)');
   });
   meteringHooks(app, service);
   app.addHook('preValidation', async (req) => {

@@ -37,7 +37,7 @@ export function authenticate(doors: Doors, req: FastifyRequest): KeyInfo {
   if (gatewayKey === undefined) throw unauthorized('missing key: send X-Gateway-Key and X-Gateway-Host, or Authorization: Bearer <key>');
   const host = header(req, 'x-gateway-host');
   if (doors.gatewayHost === undefined || host !== doors.gatewayHost) {
-    throw unauthorized('X-Gateway-Host is missing or not this service\'s gateway host');
+    throw unauthorized("X-Gateway-Host is missing or not this service's gateway host");
   }
   const key = doors.keys.verify(gatewayKey, 'gateway');
   if (!key) throw unauthorized('invalid or revoked gateway key');

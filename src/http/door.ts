@@ -14,7 +14,9 @@ import { AppError, type ErrorName } from '../errors.js';
 function rawError(entry: ErrorName, message?: string, headers: Record<string, string> = {}): string {
   const e = new AppError(entry, message);
   const body = JSON.stringify(e.toBody());
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   return `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${extra}\r\n${body}`;
 }
 
@@ -41,7 +43,11 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
  */
 export function doorOptions(config: Config) {
   return {
-    http: { headersTimeout: config.httpHeadersTimeoutMs, requestTimeout: config.httpRequestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, config.httpHeadersTimeoutMs) },
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, config.httpHeadersTimeoutMs),
+    },
     requestTimeout: config.httpRequestTimeoutMs,
     connectionTimeout: config.httpIdleTimeoutMs,
     keepAliveTimeout: config.httpKeepAliveTimeoutMs,

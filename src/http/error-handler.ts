@@ -20,17 +20,25 @@ interface AjvError {
   params: Record<string, unknown>;
   /** With Ajv's `verbose` (query strings, validation.ts): the failing value and the schema holding the keyword. */
   data?: unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON Schema fragment, read field by field below
   parentSchema?: Record<string, any>;
 }
 
 /** `/sources/0` → `sources[0]`; the root → `body`. */
 const fieldName = (instancePath: string, context: string): string =>
-  instancePath === '' ? context : instancePath.slice(1).split('/').map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i ? `.${p}` : p)).join('');
+  instancePath === ''
+    ? context
+    : instancePath
+        .slice(1)
+        .split('/')
+        .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i ? `.${p}` : p))
+        .join('');
 
 /** A value as a message quotes it: at most 100 characters. */
-const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v) : JSON.stringify(v) ?? String(v));
+const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v) : (JSON.stringify(v) ?? String(v)));
 
 /** What a query parameter's schema asks for, in words: "an integer from 1 to 10", "one of a, b". */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON Schema fragment, read field by field
 function expected(s: Record<string, any>): string {
   if (Array.isArray(s.enum)) return `one of ${s.enum.join(', ')}`;
   if (s.type === 'integer' || s.type === 'number') {

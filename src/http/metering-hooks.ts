@@ -42,7 +42,6 @@ function creditHeaders(reply: FastifyReply, charged: number, remaining: number |
 }
 
 export function meteringHooks(app: FastifyInstance, { metering, idempotency }: { metering: Metering; idempotency: IdempotencyStore }): void {
-
   // After authentication (app.ts): authorise and take from the rate limit.
   app.addHook('onRequest', async (req, reply) => {
     const spec = req.routeOptions.config.product;

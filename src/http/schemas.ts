@@ -17,8 +17,7 @@ export const errorBody = {
 } as const;
 
 /** Error responses for the statuses a route can give (the shape is the same for all). */
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, { ...errorBody, description: `Error (${s})` }]));
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, { ...errorBody, description: `Error (${s})` }]));
 
 export const sourceNames = {
   type: 'array',
@@ -65,6 +64,9 @@ export const keywordPage = (result: Record<string, unknown>, partial: string) =>
       results: { type: 'array', items: result },
       count: { type: 'integer' },
       next_cursor: { type: ['string', 'null'] },
-      partial: { type: 'boolean', description: `true while the keyword index is catching up with a large backlog: ${partial} stored meanwhile may be missing.` },
+      partial: {
+        type: 'boolean',
+        description: `true while the keyword index is catching up with a large backlog: ${partial} stored meanwhile may be missing.`,
+      },
     },
   }) as const;

@@ -236,7 +236,7 @@ describe('extractArticle on synthetic pages: JSON-LD', () => {
 describe('extractArticle on synthetic pages: metadata', () => {
   it('resolves a relative canonical link against the page URL, ahead of the JSON-LD url', () => {
     const html = page(
-      '<link rel="canonical" href="/world/port-strike">' + ld({ '@type': 'NewsArticle', headline: 'H', url: 'https://other.example/a', articleBody: 'Body.' }),
+      `<link rel="canonical" href="/world/port-strike">${ld({ '@type': 'NewsArticle', headline: 'H', url: 'https://other.example/a', articleBody: 'Body.' })}`,
     );
     expect(extractArticle(html, URL_).canonicalUrl).toBe('https://news.example/world/port-strike');
   });
@@ -245,7 +245,10 @@ describe('extractArticle on synthetic pages: metadata', () => {
     const head =
       '<meta property="og:title" content="OG &amp; title"><meta property="article:published_time" content="2025-06-10T06:00:00">' +
       '<meta name="article:modified_time" content="2025-06-11T00:00:00+01:00">';
-    const withLd = extractArticle(page(head + ld({ '@type': 'NewsArticle', headline: 'LD title', datePublished: '2025-06-09T00:00:00Z', articleBody: 'B.' })), URL_);
+    const withLd = extractArticle(
+      page(head + ld({ '@type': 'NewsArticle', headline: 'LD title', datePublished: '2025-06-09T00:00:00Z', articleBody: 'B.' })),
+      URL_,
+    );
     expect(withLd).toMatchObject({ title: 'LD title', publishedAt: unix('2025-06-09T00:00:00Z'), modifiedAt: unix('2025-06-10T23:00:00Z') });
     // A date-time with no offset is read as UTC, not as the server's local time.
     const metaOnly = extractArticle(page(head + ld({ '@type': 'NewsArticle', articleBody: 'B.' })), URL_);
@@ -253,7 +256,7 @@ describe('extractArticle on synthetic pages: metadata', () => {
   });
 
   it('gives null for dates that do not parse and for non-http canonical links', () => {
-    const html = page('<link rel="canonical" href="javascript:void(0)">' + ld({ '@type': 'NewsArticle', datePublished: 'soon', articleBody: 'B.' }));
+    const html = page(`<link rel="canonical" href="javascript:void(0)">${ld({ '@type': 'NewsArticle', datePublished: 'soon', articleBody: 'B.' })}`);
     expect(extractArticle(html, URL_)).toMatchObject({ publishedAt: null, modifiedAt: null, canonicalUrl: null, title: null });
   });
 });
@@ -299,7 +302,10 @@ describe('extractArticle on synthetic pages: Readability', () => {
   });
 
   it('returns source none and empty text for a page with no article', () => {
-    const html = page('<title>Harbour News</title>', '<nav><a href="/">Home</a></nav><div class="grid"><a href="/a">Port strike ends</a><a href="/b">Ferry fares rise</a></div>');
+    const html = page(
+      '<title>Harbour News</title>',
+      '<nav><a href="/">Home</a></nav><div class="grid"><a href="/a">Port strike ends</a><a href="/b">Ferry fares rise</a></div>',
+    );
     // Readability never runs on it (isProbablyReaderable says no), so its <title> is not used either.
     expect(extractArticle(html, URL_)).toEqual({ title: null, text: '', source: 'none', publishedAt: null, modifiedAt: null, canonicalUrl: null });
   });
@@ -307,8 +313,18 @@ describe('extractArticle on synthetic pages: Readability', () => {
 
 describe('extractArticle on synthetic pages: odd input', () => {
   it('never throws', () => {
-    const odd = ['', 'plain text', '<<<>>>&&&', '\u0000\uffff<div', '<p>x</p>', '<html>', '<svg><p>x</svg>', '<script>', '<script type="application/ld+json">{"@graph":[null,1,"x",[[]]]}</script>',
-      '<div>'.repeat(20_000) + LONG.join('</p><p>')];
+    const odd = [
+      '',
+      'plain text',
+      '<<<>>>&&&',
+      '\u0000\uffff<div',
+      '<p>x</p>',
+      '<html>',
+      '<svg><p>x</svg>',
+      '<script>',
+      '<script type="application/ld+json">{"@graph":[null,1,"x",[[]]]}</script>',
+      '<div>'.repeat(20_000) + LONG.join('</p><p>'),
+    ];
     for (const html of odd) {
       const a = extractArticle(html, 'not a url');
       expect(['json-ld', 'readability', 'none']).toContain(a.source);

@@ -41,8 +41,14 @@ const MAX_READABILITY_ELEMENTS = 5000;
 
 /** schema.org types whose articleBody is the article text (NewsArticle's subtypes included). */
 const ARTICLE_TYPES = new Set([
-  'Article', 'NewsArticle', 'ReportageNewsArticle', 'AnalysisNewsArticle', 'OpinionNewsArticle',
-  'BackgroundNewsArticle', 'ReviewNewsArticle', 'BlogPosting',
+  'Article',
+  'NewsArticle',
+  'ReportageNewsArticle',
+  'AnalysisNewsArticle',
+  'OpinionNewsArticle',
+  'BackgroundNewsArticle',
+  'ReviewNewsArticle',
+  'BlogPosting',
 ]);
 
 /**
@@ -52,25 +58,94 @@ const ARTICLE_TYPES = new Set([
  * form is kept: ASP.NET pages wrap the whole body in one.
  */
 const STRIP_BEFORE_READABILITY = [
-  'script', 'style', 'noscript', 'template', 'svg', 'iframe', 'nav', 'footer', 'aside', 'button', 'select',
-  'textarea', 'input', '.sr-only', '.visually-hidden', '.visuallyhidden', '.screen-reader-text',
-  '[style*="clip:rect(0 0 0 0)"]', '[style*="clip: rect(0 0 0 0)"]',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'iframe',
+  'nav',
+  'footer',
+  'aside',
+  'button',
+  'select',
+  'textarea',
+  'input',
+  '.sr-only',
+  '.visually-hidden',
+  '.visuallyhidden',
+  '.screen-reader-text',
+  '[style*="clip:rect(0 0 0 0)"]',
+  '[style*="clip: rect(0 0 0 0)"]',
 ].join(',');
 
 /** Elements that start and end a paragraph when Readability's content is turned into text. */
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'caption', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset',
-  'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav',
-  'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'caption',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ]);
 /** Elements whose text is never article text. */
 const SKIP = new Set([
-  'script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'embed', 'canvas', 'button',
-  'select', 'textarea', 'input', 'head', 'title', 'meta', 'link',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'button',
+  'select',
+  'textarea',
+  'input',
+  'head',
+  'title',
+  'meta',
+  'link',
 ]);
 
 /** Short paragraphs that are page furniture Readability sometimes keeps (English, German, French, Spanish). */
-const BOILERPLATE = /^(?:advertisement|advertising|sponsored(?: content)?|anzeige|werbung|publicité|publicidad|read more|read next|continue reading|related(?: articles| stories| content)?|share(?: this(?: article| story)?)?|subscribe|sign up|skip to (?:main )?content|by [^.!?]+)[.:…]*$/i;
+const BOILERPLATE =
+  /^(?:advertisement|advertising|sponsored(?: content)?|anzeige|werbung|publicité|publicidad|read more|read next|continue reading|related(?: articles| stories| content)?|share(?: this(?: article| story)?)?|subscribe|sign up|skip to (?:main )?content|by [^.!?]+)[.:…]*$/i;
 const BOILERPLATE_MAX = 25;
 
 const EMPTY: ExtractedArticle = { title: null, text: '', source: 'none', publishedAt: null, modifiedAt: null, canonicalUrl: null };
@@ -272,7 +347,11 @@ function typesOf(o: JsonObject): string[] {
 
 function bodyString(body: unknown): string {
   if (typeof body === 'string') return body.trim();
-  if (Array.isArray(body)) return body.filter((b): b is string => typeof b === 'string').join('\n\n').trim();
+  if (Array.isArray(body))
+    return body
+      .filter((b): b is string => typeof b === 'string')
+      .join('\n\n')
+      .trim();
   return '';
 }
 

@@ -90,7 +90,11 @@ describe('parseFeed: RSS 2.0', () => {
   });
 
   it('drops links that are not http(s), and falls back to now for an unparseable date', () => {
-    const feed = parse(rssOf('<item><title>A</title><link>mailto:desk@ledger.example</link></item><item><title>B</title><link>https://ledger.example/b</link><pubDate>yesterday</pubDate></item>'));
+    const feed = parse(
+      rssOf(
+        '<item><title>A</title><link>mailto:desk@ledger.example</link></item><item><title>B</title><link>https://ledger.example/b</link><pubDate>yesterday</pubDate></item>',
+      ),
+    );
     expect(feed.dropped).toBe(1);
     expect(feed.items).toEqual([{ url: 'https://ledger.example/b', title: 'B', snippet: '', publishedAt: NOW, publishedFromFeed: false }]);
   });
@@ -200,7 +204,15 @@ describe('parseFeed: Atom', () => {
 describe('parseFeed: character encodings', () => {
   // "Café owner’s plan" in windows-1252: é = 0xE9, ’ = 0x92.
   const cp1252Rss = (prolog: string) =>
-    bytes(`${prolog}<rss version="2.0"><channel><title>Caf`, [0xe9], `</title><item><title>Caf`, [0xe9], ' owner', [0x92], 's plan</title><link>https://ledger.example/cafe</link></item></channel></rss>');
+    bytes(
+      `${prolog}<rss version="2.0"><channel><title>Caf`,
+      [0xe9],
+      `</title><item><title>Caf`,
+      [0xe9],
+      ' owner',
+      [0x92],
+      's plan</title><link>https://ledger.example/cafe</link></item></channel></rss>',
+    );
   const titles = (f: ReturnType<typeof parse>) => [f.title, ...f.items.map((i) => i.title)];
 
   it('uses the XML declaration when the header has no charset', () => {
@@ -216,11 +228,18 @@ describe('parseFeed: character encodings', () => {
   });
 
   it('lets the header charset win over the declaration', () => {
-    expect(titles(parse(cp1252Rss('<?xml version="1.0" encoding="utf-8"?>'), 'application/rss+xml; charset="Windows-1252"'))).toEqual(['Café', 'Café owner’s plan']);
+    expect(titles(parse(cp1252Rss('<?xml version="1.0" encoding="utf-8"?>'), 'application/rss+xml; charset="Windows-1252"'))).toEqual([
+      'Café',
+      'Café owner’s plan',
+    ]);
   });
 
   it('maps all of 0x80–0x9F as windows-1252 does (Node 20.18.3+ decodes them as C1 controls)', () => {
-    const body = bytes('<?xml version="1.0" encoding="windows-1252"?><rss version="2.0"><channel><title>', [0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x96, 0x20, 0x85, 0x20, 0x8a, 0x9f, 0x20, 0x81], '</title></channel></rss>');
+    const body = bytes(
+      '<?xml version="1.0" encoding="windows-1252"?><rss version="2.0"><channel><title>',
+      [0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x96, 0x20, 0x85, 0x20, 0x8a, 0x9f, 0x20, 0x81],
+      '</title></channel></rss>',
+    );
     expect(parse(body, null).title).toBe('€ “q” – … ŠŸ \u0081');
   });
 
@@ -250,7 +269,10 @@ describe('parseFeed: character encodings', () => {
   });
 
   it('decodes UTF-16LE with a BOM', () => {
-    const body = Buffer.from(`\ufeff${rssOf('<item><title>Zürich</title><link>https://ledger.example/z</link></item>', '<?xml version="1.0" encoding="UTF-16"?>')}`, 'utf16le');
+    const body = Buffer.from(
+      `\ufeff${rssOf('<item><title>Zürich</title><link>https://ledger.example/z</link></item>', '<?xml version="1.0" encoding="UTF-16"?>')}`,
+      'utf16le',
+    );
     expect(parse(body, null).items[0].title).toBe('Zürich');
   });
 
@@ -263,7 +285,11 @@ describe('parseFeed: not a feed', () => {
   it.each([
     ['mismatched tags', rssOf('<item><title>A</item>'), /^malformed XML: /],
     ['an unquoted attribute', '<rss version="2.0><channel><title>x</title></channel></rss>', /^malformed XML: /],
-    ['a truncated document', '<?xml version="1.0"?><rss version="2.0"><channel><title>x</title><item><title>a</title><link>https://e.example/</link></item>', /^malformed XML: <rss> is never closed/],
+    [
+      'a truncated document',
+      '<?xml version="1.0"?><rss version="2.0"><channel><title>x</title><item><title>a</title><link>https://e.example/</link></item>',
+      /^malformed XML: <rss> is never closed/,
+    ],
     ['an HTML page', '<!DOCTYPE html>\n<html lang="en"><head><title>Ledger</title></head><body><p>Hi</p></body></html>', /^an HTML page, not a feed$/],
     ['an HTML page without a doctype', '<html><head><link rel="alternate" type="application/rss+xml" href="/rss"></head></html>', /^an HTML page, not a feed$/],
     ['OPML', '<?xml version="1.0"?><opml version="2.0"><head/><body/></opml>', /^not an RSS, RDF or Atom feed \(root element <opml>\)$/],

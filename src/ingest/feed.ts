@@ -11,17 +11,7 @@
  * identified by its canonical URL, so an item without one cannot be stored.
  */
 import { decodeHTML } from 'entities';
-import {
-  DetectError,
-  MalformedError,
-  ParseError,
-  parseAtomFeed,
-  parseRdfFeed,
-  parseRssFeed,
-  type AtomFeed,
-  type RdfFeed,
-  type RssFeed,
-} from 'feedsmith';
+import { DetectError, MalformedError, ParseError, parseAtomFeed, parseRdfFeed, parseRssFeed, type AtomFeed, type RdfFeed, type RssFeed } from 'feedsmith';
 import { canonicalUrl } from '../store/index.js';
 import { monthIndex } from '../time.js';
 
@@ -164,8 +154,10 @@ export function stripHtml(html: string): string {
 }
 
 const BLOCK = new Set(
-  ('address article aside blockquote br dd div dl dt figcaption figure footer h1 h2 h3 h4 h5 h6 header hr img ' +
-    'li main nav ol p pre section table tbody td tfoot th thead tr ul').split(' '),
+  (
+    'address article aside blockquote br dd div dl dt figcaption figure footer h1 h2 h3 h4 h5 h6 header hr img ' +
+    'li main nav ol p pre section table tbody td tfoot th thead tr ul'
+  ).split(' '),
 );
 
 /** Index of the `>` closing the tag whose name starts at `from`, skipping quoted attribute values; -1 if none. */
@@ -208,8 +200,38 @@ function decodeBody(body: Uint8Array, contentType: string | null): string {
  * bytes as C1 controls, and those map to themselves.
  */
 const CP1252_C1 = [
-  '\u20ac', '\u0081', '\u201a', '\u0192', '\u201e', '\u2026', '\u2020', '\u2021', '\u02c6', '\u2030', '\u0160', '\u2039', '\u0152', '\u008d', '\u017d', '\u008f',
-  '\u0090', '\u2018', '\u2019', '\u201c', '\u201d', '\u2022', '\u2013', '\u2014', '\u02dc', '\u2122', '\u0161', '\u203a', '\u0153', '\u009d', '\u017e', '\u0178',
+  '\u20ac',
+  '\u0081',
+  '\u201a',
+  '\u0192',
+  '\u201e',
+  '\u2026',
+  '\u2020',
+  '\u2021',
+  '\u02c6',
+  '\u2030',
+  '\u0160',
+  '\u2039',
+  '\u0152',
+  '\u008d',
+  '\u017d',
+  '\u008f',
+  '\u0090',
+  '\u2018',
+  '\u2019',
+  '\u201c',
+  '\u201d',
+  '\u2022',
+  '\u2013',
+  '\u2014',
+  '\u02dc',
+  '\u2122',
+  '\u0161',
+  '\u203a',
+  '\u0153',
+  '\u009d',
+  '\u017e',
+  '\u0178',
 ];
 
 function bomLabel(b: Uint8Array): string | null {
@@ -380,13 +402,41 @@ function resolve(link: string | undefined, base: string): string | null {
 
 /** RFC 822 zone names, plus the ones outlets write anyway. Any other name (military letters included) counts as UTC: hours off beats days off. */
 const ZONES: Record<string, number> = {
-  ut: 0, utc: 0, gmt: 0, z: 0, wet: 0,
-  est: -5, edt: -4, cst: -6, cdt: -5, mst: -7, mdt: -6, pst: -8, pdt: -7, akst: -9, akdt: -8, hst: -10,
-  bst: 1, cet: 1, cest: 2, west: 1, met: 1, mest: 2, eet: 2, eest: 3, msk: 3, jst: 9, kst: 9, aest: 10, aedt: 11,
+  ut: 0,
+  utc: 0,
+  gmt: 0,
+  z: 0,
+  wet: 0,
+  est: -5,
+  edt: -4,
+  cst: -6,
+  cdt: -5,
+  mst: -7,
+  mdt: -6,
+  pst: -8,
+  pdt: -7,
+  akst: -9,
+  akdt: -8,
+  hst: -10,
+  bst: 1,
+  cet: 1,
+  cest: 2,
+  west: 1,
+  met: 1,
+  mest: 2,
+  eet: 2,
+  eest: 3,
+  msk: 3,
+  jst: 9,
+  kst: 9,
+  aest: 10,
+  aedt: 11,
 };
 
-const RFC822 = /^(?:[A-Za-z]+,?\s*)?(\d{1,2})[\s-]+([A-Za-z]{3,})\.?[\s-]+(\d{4}|\d{2})\s+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*([A-Za-z]+|[+-]\d{2}:?\d{2})?$/;
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt]|\s+)(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*([Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$|^(\d{4})-(\d{2})-(\d{2})$/;
+const RFC822 =
+  /^(?:[A-Za-z]+,?\s*)?(\d{1,2})[\s-]+([A-Za-z]{3,})\.?[\s-]+(\d{4}|\d{2})\s+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*([A-Za-z]+|[+-]\d{2}:?\d{2})?$/;
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt]|\s+)(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*([Zz]|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$|^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Unix seconds of an RFC 822 (RSS) or RFC 3339 / W3C-DTF (Atom, dc:date) date; NaN if neither. A time without a zone is UTC. */
 export function parseFeedDate(raw: string): number {

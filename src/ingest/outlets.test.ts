@@ -32,8 +32,21 @@ describe('parseInterval', () => {
 
 describe('Outlets', () => {
   it('adds an outlet, due at once, with its feeds normalised and deduplicated', () => {
-    const o = outlets.add({ name: ' Daily Ledger ', homepage: 'https://Ledger.example', feeds: ['https://ledger.example/rss', 'https://LEDGER.example/rss'], interval: '10m' });
-    expect(o).toMatchObject({ name: 'Daily Ledger', homepage: 'https://ledger.example/', feeds: ['https://ledger.example/rss'], intervalSec: 600, enabled: true, nextPollAt: 0, fetchArticles: false });
+    const o = outlets.add({
+      name: ' Daily Ledger ',
+      homepage: 'https://Ledger.example',
+      feeds: ['https://ledger.example/rss', 'https://LEDGER.example/rss'],
+      interval: '10m',
+    });
+    expect(o).toMatchObject({
+      name: 'Daily Ledger',
+      homepage: 'https://ledger.example/',
+      feeds: ['https://ledger.example/rss'],
+      intervalSec: 600,
+      enabled: true,
+      nextPollAt: 0,
+      fetchArticles: false,
+    });
     expect(outlets.get('Daily Ledger')?.feeds).toEqual(['https://ledger.example/rss']);
   });
 

@@ -14,7 +14,9 @@ import { IngestParsePool } from './parse-pool.js';
 import { Poller } from './poller.js';
 
 /** A real page (captured from apnews.com, test/fixtures/pages/PROVENANCE.md) with no articleBody: Readability extracts it. */
-const AP = readFileSync(resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test/fixtures/pages/publisher/apnews-article-presidential-campaigns-2024-09-03.html'));
+const AP = readFileSync(
+  resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test/fixtures/pages/publisher/apnews-article-presidential-campaigns-2024-09-03.html'),
+);
 const AP_URL = 'https://apnews.example/article/campaigns';
 const NOW = 1_725_400_000;
 const FEED = new TextEncoder().encode(
@@ -26,7 +28,10 @@ const HTML = 'text/html; charset=utf-8';
 const pools = [new IngestParsePool(1), new IngestParsePool(0)];
 afterAll(() => Promise.all(pools.map((p) => p.close())));
 
-describe.each([['on worker threads', pools[0]], ['inline (INGEST_PARSE_THREADS=0)', pools[1]]])('IngestParsePool %s', (_name, pool) => {
+describe.each([
+  ['on worker threads', pools[0]],
+  ['inline (INGEST_PARSE_THREADS=0)', pools[1]],
+])('IngestParsePool %s', (_name, pool) => {
   it('extracts a page as extractArticle does (Readability on the real page)', async () => {
     const a = await pool.page(AP, HTML, AP_URL);
     expect(a).toEqual(extractArticle(AP.toString('utf8'), AP_URL));
@@ -40,13 +45,15 @@ describe.each([['on worker threads', pools[0]], ['inline (INGEST_PARSE_THREADS=0
     const cut = FEED.subarray(0, FEED.length - 30);
     const e = await pool.feed(cut, opts).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(FeedError);
-    expect((e as FeedError).message).toBe((() => {
-      try {
-        parseFeed(cut, opts);
-      } catch (x) {
-        return (x as Error).message;
-      }
-    })());
+    expect((e as FeedError).message).toBe(
+      (() => {
+        try {
+          parseFeed(cut, opts);
+        } catch (x) {
+          return (x as Error).message;
+        }
+      })(),
+    );
   });
 });
 

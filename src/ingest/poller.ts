@@ -106,7 +106,17 @@ export class Poller {
 
   async pollOutlet(outlet: OutletRecord): Promise<OutletReport> {
     this.#busy.add(outlet.name);
-    const report: OutletReport = { outlet: outlet.name, feeds: outlet.feeds.length, notModified: 0, items: 0, newArticles: 0, newRevisions: 0, unchanged: 0, pagesFetched: 0, errors: [] };
+    const report: OutletReport = {
+      outlet: outlet.name,
+      feeds: outlet.feeds.length,
+      notModified: 0,
+      items: 0,
+      newArticles: 0,
+      newRevisions: 0,
+      unchanged: 0,
+      pagesFetched: 0,
+      errors: [],
+    };
     let failedFeeds = 0;
     try {
       for (const feedUrl of outlet.feeds) {

@@ -17,7 +17,21 @@ import { parseTime } from '../time.js';
 import { EMPLOYMENT_TYPES, type EmploymentType, type JobInput, type JobStore } from './store.js';
 import { skillKey, type Vocabulary } from './vocabulary.js';
 
-const FIELDS = new Set(['url', 'title', 'company', 'location', 'remote', 'employment_type', 'salary_min', 'salary_max', 'salary_currency', 'skills', 'description', 'posted_at', 'source']);
+const FIELDS = new Set([
+  'url',
+  'title',
+  'company',
+  'location',
+  'remote',
+  'employment_type',
+  'salary_min',
+  'salary_max',
+  'salary_currency',
+  'skills',
+  'description',
+  'posted_at',
+  'source',
+]);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const MAX_SKILLS = 100;
 
@@ -59,7 +73,13 @@ export function parseJobLine(line: string, vocabulary: Vocabulary): ParsedJob {
     if (o.remote !== undefined && o.remote !== null && typeof o.remote !== 'boolean') throw new Error('remote: must be true or false');
     let employmentType: EmploymentType | null = null;
     if (o.employment_type !== undefined && o.employment_type !== null) {
-      const t = typeof o.employment_type === 'string' ? o.employment_type.trim().toLowerCase().replace(/[\s-]+/g, '_') : '';
+      const t =
+        typeof o.employment_type === 'string'
+          ? o.employment_type
+              .trim()
+              .toLowerCase()
+              .replace(/[\s-]+/g, '_')
+          : '';
       if (!(EMPLOYMENT_TYPES as readonly string[]).includes(t)) throw new Error(`employment_type: one of ${EMPLOYMENT_TYPES.join(', ')}`);
       employmentType = t as EmploymentType;
     }
@@ -78,7 +98,8 @@ export function parseJobLine(line: string, vocabulary: Vocabulary): ParsedJob {
       salaryCurrency = o.salary_currency.toUpperCase();
     }
     if ((salaryMin !== null || salaryMax !== null) && salaryCurrency === null) throw new Error('salary_currency: required with a salary');
-    if (typeof o.posted_at !== 'string' || !RFC3339.test(o.posted_at) || Number.isNaN(parseTime(o.posted_at))) throw new Error('posted_at: required RFC 3339 date-time');
+    if (typeof o.posted_at !== 'string' || !RFC3339.test(o.posted_at) || Number.isNaN(parseTime(o.posted_at)))
+      throw new Error('posted_at: required RFC 3339 date-time');
     const postedAt = parseTime(o.posted_at);
     const given = o.skills ?? [];
     if (!Array.isArray(given) || given.some((s) => typeof s !== 'string')) throw new Error('skills: must be an array of strings');
@@ -95,7 +116,22 @@ export function parseJobLine(line: string, vocabulary: Vocabulary): ParsedJob {
     const remote = typeof o.remote === 'boolean' ? o.remote : null;
     return {
       ok: true,
-      input: { url, title, company, location, remote, employmentType, salaryMin, salaryMax, salaryCurrency, skills: [...skills], unknownSkills: [...unknownSkills.values()], description, postedAt, source },
+      input: {
+        url,
+        title,
+        company,
+        location,
+        remote,
+        employmentType,
+        salaryMin,
+        salaryMax,
+        salaryCurrency,
+        skills: [...skills],
+        unknownSkills: [...unknownSkills.values()],
+        description,
+        postedAt,
+        source,
+      },
     };
   } catch (e) {
     return { ok: false, reason: (e as Error).message };
@@ -115,7 +151,12 @@ export interface JobImportSummary {
 
 const BATCH_LINES = 256;
 
-export async function importJobsFile(jobs: JobStore, vocabulary: Vocabulary, file: string, onReject?: (line: number, reason: string) => void): Promise<JobImportSummary> {
+export async function importJobsFile(
+  jobs: JobStore,
+  vocabulary: Vocabulary,
+  file: string,
+  onReject?: (line: number, reason: string) => void,
+): Promise<JobImportSummary> {
   const summary: JobImportSummary = { lines: 0, newPostings: 0, updated: 0, unchanged: 0, rejected: 0, rejections: [], unknownSkills: 0 };
   let batch: JobInput[] = [];
   const flush = () => {

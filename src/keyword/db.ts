@@ -98,14 +98,16 @@ export class KeywordDb {
 
   /** Empties a corpus's tables: the next catch-up rebuilds it from LMDB. */
   reset(corpus: Corpus): void {
-    this.db.transaction(() => {
-      if (corpus === 'news') {
-        this.db.exec(`DELETE FROM news_rows; INSERT INTO news_fts (news_fts) VALUES ('delete-all');`);
-      } else {
-        this.db.exec(`DELETE FROM job_rows; DELETE FROM job_skills; INSERT INTO job_fts (job_fts) VALUES ('delete-all');`);
-      }
-      this.setIndexed(corpus, 0);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        if (corpus === 'news') {
+          this.db.exec(`DELETE FROM news_rows; INSERT INTO news_fts (news_fts) VALUES ('delete-all');`);
+        } else {
+          this.db.exec(`DELETE FROM job_rows; DELETE FROM job_skills; INSERT INTO job_fts (job_fts) VALUES ('delete-all');`);
+        }
+        this.setIndexed(corpus, 0);
+      })
+      .immediate();
   }
 
   /** Stops the reader threads, lets the writer's task in flight finish, and closes the connection. */

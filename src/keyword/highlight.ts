@@ -6,10 +6,9 @@
 import type { TokenMatch } from './query.js';
 import { ASCII, tokenize, WORD, type Token } from './text.js';
 
-
 const isLowSurrogate = (s: string, i: number) => i > 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The first matched token of `text`, found a word at a time (a long text is rarely read to its end). */
 function firstHit(text: string, matches: (norm: string) => TokenMatch): Token | undefined {
@@ -68,10 +67,10 @@ export function highlight(texts: (string | (() => string))[], matches: (norm: st
     let out = start > 0 ? '…' : '';
     let at = start;
     for (const [s, e] of spans) {
-      out += `${escape(text.slice(at, s))}<mark>${escape(text.slice(s, e))}</mark>`;
+      out += `${escapeHtml(text.slice(at, s))}<mark>${escapeHtml(text.slice(s, e))}</mark>`;
       at = e;
     }
-    out += escape(text.slice(at, end)) + (end < text.length ? '…' : '');
+    out += escapeHtml(text.slice(at, end)) + (end < text.length ? '…' : '');
     return out;
   }
   return null;

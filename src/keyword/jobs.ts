@@ -40,7 +40,9 @@ export class JobsIndex {
     this.#insertSkill = db.prepare('INSERT OR IGNORE INTO job_skills (skill, rid) VALUES (?, ?)');
     this.#ridOf = db.prepare('SELECT rid FROM job_rows WHERE ord = ?').pluck();
     this.#maxRid = db.prepare('SELECT max(rid) FROM job_rows WHERE rid >= ? AND rid < ?').pluck();
-    this.#drop = ['DELETE FROM job_rows WHERE rid = ?', 'DELETE FROM job_skills WHERE rid = ?', 'DELETE FROM job_fts WHERE rowid = ?'].map((s) => db.prepare(s));
+    this.#drop = ['DELETE FROM job_rows WHERE rid = ?', 'DELETE FROM job_skills WHERE rid = ?', 'DELETE FROM job_fts WHERE rowid = ?'].map((s) =>
+      db.prepare(s),
+    );
     const writer = kdb.writer;
     this.#catchUp = new CatchUp({
       noun: 'job posting versions',
@@ -102,7 +104,14 @@ export class JobsIndex {
     }
     const rid = nextRid(this.#maxRid, job.postedAt);
     this.#insertRow.run(rid, job.ord, job.postedAt, job.remote === null ? null : job.remote ? 1 : 0);
-    this.#insertFts.run(rid, indexText(job.title), indexText(job.company), indexText(job.location ?? ''), indexText(job.skills.join(' ')), indexText(job.description));
+    this.#insertFts.run(
+      rid,
+      indexText(job.title),
+      indexText(job.company),
+      indexText(job.location ?? ''),
+      indexText(job.skills.join(' ')),
+      indexText(job.description),
+    );
     for (const skill of job.skills) this.#insertSkill.run(skill, rid);
   }
 

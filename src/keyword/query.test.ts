@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../errors.js';
+import type { AppError } from '../errors.js';
 import { highlight } from './highlight.js';
 import { parseQuery, termMatcher } from './query.js';
 import { fold, indexText, tokenize } from './text.js';
@@ -71,7 +71,9 @@ describe('query language', () => {
 describe('highlight', () => {
   it('marks matched words in the first text that has one, escaping the rest', () => {
     const m = termMatcher(parseQuery('strike port*'));
-    expect(highlight(['nothing here', 'A <b>Strike</b> at the Ports & docks'], m)).toBe('A &lt;b&gt;<mark>Strike</mark>&lt;/b&gt; at the <mark>Ports</mark> &amp; docks');
+    expect(highlight(['nothing here', 'A <b>Strike</b> at the Ports & docks'], m)).toBe(
+      'A &lt;b&gt;<mark>Strike</mark>&lt;/b&gt; at the <mark>Ports</mark> &amp; docks',
+    );
     expect(highlight(['nothing'], m)).toBeNull();
   });
 

@@ -85,7 +85,10 @@ export function parseQuery(q: string): KeywordQuery {
     }
   }
   if (groups.length === 0) {
-    throw new AppError('empty_query', excluded.length ? 'q: only excluded terms; add a word to search for' : 'q: no searchable word (letters or digits) in the query');
+    throw new AppError(
+      'empty_query',
+      excluded.length ? 'q: only excluded terms; add a word to search for' : 'q: no searchable word (letters or digits) in the query',
+    );
   }
   const phrase = (t: Term) => `"${t.tokens.join(' ')}"${t.prefix ? ' *' : ''}`;
   const anyOf = (terms: Term[]) => (terms.length === 1 ? phrase(terms[0]) : `(${terms.map(phrase).join(' OR ')})`);

@@ -74,7 +74,9 @@ describe('KeywordReads on reader threads', () => {
       expect(kdb.reads.lastThread).not.toBe(threadId);
     }
     const page = await news.query(filter, 'relevance', 5);
-    expect(await news.query(filter, 'relevance', 5, { rid: page[4].rid, score: page[4].score })).toEqual(news.search(filter, 'relevance', 5, { rid: page[4].rid, score: page[4].score }));
+    expect(await news.query(filter, 'relevance', 5, { rid: page[4].rid, score: page[4].score })).toEqual(
+      news.search(filter, 'relevance', 5, { rid: page[4].rid, score: page[4].score }),
+    );
     expect(await news.queryVolume(filter)).toEqual(news.volume(filter));
     const jf = { match: parseQuery('backend').match, skills: ['Go'] };
     expect((await jobs.query(jf, 10)).length).toBe(10);

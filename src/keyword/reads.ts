@@ -17,7 +17,9 @@ export type ReadTask =
   | { op: 'skill-co'; skill: string; since?: number; until?: number; n?: number };
 
 /** An error as it crosses threads: a catalogue entry, or a bug (a 500) with its message. */
-export type CarriedError = { entry: ErrorName; message: string; extra: Record<string, unknown>; headers: Record<string, string> } | { entry: null; message: string; stack?: string };
+export type CarriedError =
+  | { entry: ErrorName; message: string; extra: Record<string, unknown>; headers: Record<string, string> }
+  | { entry: null; message: string; stack?: string };
 
 export type ReadOutcome = { ok: true; rows: unknown[]; threadId: number } | { ok: false; error: CarriedError };
 

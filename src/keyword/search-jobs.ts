@@ -66,7 +66,11 @@ export interface JobsResponse {
 /** Canonical names of skill names or aliases; 400 unknown_skill naming any outside the vocabulary. */
 export function resolveSkills(vocabulary: Vocabulary, names: readonly string[]): string[] {
   const unknown = names.filter((n) => !vocabulary.resolve(n));
-  if (unknown.length) throw new AppError('unknown_skill', `skills: ${unknown.map((n) => JSON.stringify(n)).join(', ')} not in the reviewed vocabulary (GET /v1/taxonomies/skills)`);
+  if (unknown.length)
+    throw new AppError(
+      'unknown_skill',
+      `skills: ${unknown.map((n) => JSON.stringify(n)).join(', ')} not in the reviewed vocabulary (GET /v1/taxonomies/skills)`,
+    );
   return [...new Set(names.map((n) => vocabulary.resolve(n)!.name))];
 }
 

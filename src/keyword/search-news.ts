@@ -60,7 +60,13 @@ export async function searchNews(deps: NewsDeps, p: NewsQuery): Promise<NewsResp
   const query = parseQuery(q);
 
   let sources = deps.store.listSources();
-  const allowed = resolveSources(sources, include, exclude, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
+  const allowed = resolveSources(
+    sources,
+    include,
+    exclude,
+    () => deps.outletNames?.() ?? new Set(),
+    (m) => new AppError('unknown_source', m),
+  );
   const fp = fingerprint({
     q,
     sources: include ? [...include].sort() : null,

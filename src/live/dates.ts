@@ -28,7 +28,15 @@ const UNIT_MS: Record<string, number> = {
 };
 
 /** German UI ("vor 2 Tagen"), as the German pages of the search engines write it. */
-const GERMAN: Record<string, number> = { sekunde: 1_000, minute: 60_000, stunde: 3_600_000, tag: 86_400_000, woche: 7 * 86_400_000, monat: 30 * 86_400_000, jahr: 365 * 86_400_000 };
+const GERMAN: Record<string, number> = {
+  sekunde: 1_000,
+  minute: 60_000,
+  stunde: 3_600_000,
+  tag: 86_400_000,
+  woche: 7 * 86_400_000,
+  monat: 30 * 86_400_000,
+  jahr: 365 * 86_400_000,
+};
 const RELATIVE_DE = /\bvor (\d+|einer?m?) (Sekunden?|Minuten?|Stunden?|Tag(?:en)?|Wochen?|Monat(?:en)?|Jahr(?:en)?)\b/i;
 
 const RELATIVE = /(\d+)\+?\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?|mo|years?|yrs?|y)\b\.?\s*ago/i;

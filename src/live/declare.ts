@@ -18,7 +18,16 @@ export const bad = (message: string) => new AppError('bad_parameter', message);
 
 /** One parameter's JSON Schema: what Ajv applies and /openapi.json shows. */
 export type ParamSchema =
-  | { type: 'string'; minLength?: number; maxLength?: number; pattern?: string; enum?: readonly string[]; default?: string; description?: string; examples?: readonly string[] }
+  | {
+      type: 'string';
+      minLength?: number;
+      maxLength?: number;
+      pattern?: string;
+      enum?: readonly string[];
+      default?: string;
+      description?: string;
+      examples?: readonly string[];
+    }
   | { type: 'integer' | 'number'; minimum: number; maximum: number; default?: number; description?: string }
   | { type: 'boolean'; default?: boolean; description?: string };
 

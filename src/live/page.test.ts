@@ -21,7 +21,13 @@ describe('assertNotRobotCheck', () => {
   });
 
   it('lets through a page whose title only mentions those words (a query carries anything)', () => {
-    for (const t of ['robot check at DuckDuckGo', 'Amazon.com : robot check', 'attention required at DuckDuckGo', 'Just a moment of silence - Google Search', 'how to verify you are human - News']) {
+    for (const t of [
+      'robot check at DuckDuckGo',
+      'Amazon.com : robot check',
+      'attention required at DuckDuckGo',
+      'Just a moment of silence - Google Search',
+      'how to verify you are human - News',
+    ]) {
       expect([t, refused(titled(t))]).toEqual([t, null]);
     }
   });

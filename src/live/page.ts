@@ -21,7 +21,43 @@ export function loadPage(html: string): Document {
 /** Elements whose content is never rendered as text. */
 const UNRENDERED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'SVG', 'IFRAME']);
 /** Elements that break a line, so text in neighbouring cells or lines does not run together. */
-const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'OPTION', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
+const BLOCK = new Set([
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'BR',
+  'DD',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'FORM',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'OPTION',
+  'P',
+  'PRE',
+  'SECTION',
+  'TABLE',
+  'TD',
+  'TH',
+  'TR',
+  'UL',
+]);
 
 /**
  * The text under `node` as a reader sees it: unrendered elements left out, each text node's
@@ -69,10 +105,17 @@ export function textOf(el: Element | null | undefined): string | null {
 export function assertNotRobotCheck(doc: Document): void {
   const titleEl = doc.querySelector('title');
   // Titles are matched whole: a results page's title carries the query, which may say anything.
-  if (/^\s*robot check\s*$/i.test(titleEl?.textContent ?? '') || doc.querySelector('form[action*="validateCaptcha"]') || doc.querySelector('iframe[src*="captcha"], .g-recaptcha, #captchacharacters, .h-captcha')) {
+  if (
+    /^\s*robot check\s*$/i.test(titleEl?.textContent ?? '') ||
+    doc.querySelector('form[action*="validateCaptcha"]') ||
+    doc.querySelector('iframe[src*="captcha"], .g-recaptcha, #captchacharacters, .h-captcha')
+  ) {
     throw new ScrapeError('the site answered with a robot check (captcha) instead of the page');
   }
-  if (/^(?:just a moment|additional verification required|attention required|verify you are human)\b[\s.!…]*(?:\|.*)?$/i.test(textOf(titleEl) ?? '') || doc.querySelector('#challenge-form, #challenge-running, #challenge-stage')) {
+  if (
+    /^(?:just a moment|additional verification required|attention required|verify you are human)\b[\s.!…]*(?:\|.*)?$/i.test(textOf(titleEl) ?? '') ||
+    doc.querySelector('#challenge-form, #challenge-running, #challenge-stage')
+  ) {
     throw new ScrapeError('the site answered with a bot challenge instead of the page');
   }
 }

@@ -10,7 +10,10 @@ afterAll(() => Promise.all(pools.map((p) => p.close())));
 const DDG = 'https://html.duckduckgo.com/html/?q=openclaw';
 const at = new Date('2026-02-23T12:00:00Z');
 
-describe.each([['on worker threads', pools[0]], ['inline (LIVE_PARSE_THREADS=0)', pools[1]]])('ParsePool %s', (_name, pool) => {
+describe.each([
+  ['on worker threads', pools[0]],
+  ['inline (LIVE_PARSE_THREADS=0)', pools[1]],
+])('ParsePool %s', (_name, pool) => {
   it('answers what the parser answers, Dates and all', async () => {
     const html = readFixture('web-search/duckduckgo-html-search-openclaw-2026.html');
     const ctx = { pageUrl: DDG, offset: 10, fetchedAt: at };

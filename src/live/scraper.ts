@@ -63,10 +63,12 @@ const LOCKED = ['limit', 'cursor'];
  * 400 locked_parameter when `sent` (the names of the parameters a caller sent) holds `limit`,
  * `cursor` or a filter the engine pins: answered before any other check of the query.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any engine's endpoint; only its locked names are read
 export function refuseLocked(endpoint: LiveEndpoint<any, unknown>, sent: Iterable<string>): void {
   const names = new Set(sent);
   for (const name of LOCKED) {
-    if (names.has(name)) throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
+    if (names.has(name))
+      throw new AppError('locked_parameter', `${name} is not taken by live scrapes: they page with \`page\`, and next_cursor is always null`);
   }
   for (const [name, why] of Object.entries(endpoint.locked ?? {})) {
     if (names.has(name)) throw new AppError('locked_parameter', `${name} is locked on engine=${endpoint.engine}: ${why}`);
@@ -78,7 +80,12 @@ export function refuseLocked(endpoint: LiveEndpoint<any, unknown>, sent: Iterabl
  * checked, typed, defaults filled in: each is read (`Param.read`), unsent ones become null, and
  * `check` sees them all.
  */
-export async function runLive<Q extends Record<string, unknown>, R>(endpoint: LiveEndpoint<Q, R>, sent: Readonly<Record<string, unknown>>, fetcher: HttpClient, parsers: ParsePool): Promise<Envelope<R>> {
+export async function runLive<Q extends Record<string, unknown>, R>(
+  endpoint: LiveEndpoint<Q, R>,
+  sent: Readonly<Record<string, unknown>>,
+  fetcher: HttpClient,
+  parsers: ParsePool,
+): Promise<Envelope<R>> {
   const q: Record<string, unknown> = {};
   for (const [name, param] of Object.entries(endpoint.params as Record<string, Param<unknown>>)) {
     const value = sent[name];
@@ -105,7 +112,15 @@ export async function runLive<Q extends Record<string, unknown>, R>(endpoint: Li
     throw new AppError('scrape_failed', `the page could not be parsed: ${(e as Error).message}`, { cause: e });
   }
   const { results, extra } = Array.isArray(out) ? { results: out, extra: {} } : out;
-  return { engine: endpoint.engine, family: endpoint.family, query: { engine: endpoint.engine, ...q }, ...extra, count: results.length, results, next_cursor: null };
+  return {
+    engine: endpoint.engine,
+    family: endpoint.family,
+    query: { engine: endpoint.engine, ...q },
+    ...extra,
+    count: results.length,
+    results,
+    next_cursor: null,
+  };
 }
 
 /**

@@ -72,18 +72,23 @@ export async function skillsMarket(deps: MarketDeps, p: SkillsMarketQuery) {
   const range = { since: p.since, until: p.until };
   // The keyword index caught up and read on its threads, off the event loop.
   await deps.jobsIndex.fresh();
-  const skills = await Promise.all(names.map(async (name): Promise<SkillSeries> => {
-    const [times, coOccurring] = await Promise.all([deps.jobsIndex.queryPostedTimes(name, range.since, range.until), deps.jobsIndex.queryCoOccurring(name, range.since, range.until, CO_OCCURRING)]);
-    const counts = new Map<number, number>();
-    for (const t of times) counts.set(bucketOf(t, interval), (counts.get(bucketOf(t, interval)) ?? 0) + 1);
-    return {
-      name,
-      category: deps.vocabulary.resolve(name)!.category,
-      total: times.length,
-      series: [...counts].map(([b, n]) => ({ period_start: isoDay(b), postings: n })),
-      co_occurring: coOccurring,
-    };
-  }));
+  const skills = await Promise.all(
+    names.map(async (name): Promise<SkillSeries> => {
+      const [times, coOccurring] = await Promise.all([
+        deps.jobsIndex.queryPostedTimes(name, range.since, range.until),
+        deps.jobsIndex.queryCoOccurring(name, range.since, range.until, CO_OCCURRING),
+      ]);
+      const counts = new Map<number, number>();
+      for (const t of times) counts.set(bucketOf(t, interval), (counts.get(bucketOf(t, interval)) ?? 0) + 1);
+      return {
+        name,
+        category: deps.vocabulary.resolve(name)!.category,
+        total: times.length,
+        series: [...counts].map(([b, n]) => ({ period_start: isoDay(b), postings: n })),
+        co_occurring: coOccurring,
+      };
+    }),
+  );
   // Every bucket from the first to the last, zeros included, the same for every skill.
   const all = skills.flatMap((s) => s.series.map((x) => Date.parse(`${x.period_start}T00:00:00Z`) / 1000));
   const first = range.since !== undefined ? bucketOf(range.since, interval) : all.length ? Math.min(...all) : undefined;
@@ -152,7 +157,13 @@ function volumeOf(rows: { day: string; sourceId: number; n: number }[], sources:
 function domainOf(deps: MarketDeps, f: VolumeFilters) {
   if (f.sources && f.exclude_sources) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
   const sources = deps.store.listSources();
-  const allowed = resolveSources(sources, f.sources, f.exclude_sources, () => deps.outletNames?.() ?? new Set(), (m) => new AppError('unknown_source', m));
+  const allowed = resolveSources(
+    sources,
+    f.sources,
+    f.exclude_sources,
+    () => deps.outletNames?.() ?? new Set(),
+    (m) => new AppError('unknown_source', m),
+  );
   return { sources, domain: { since: f.since, until: f.until, includeEdits: f.include_edits, sources: allowed } satisfies Domain };
 }
 

@@ -100,17 +100,20 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
   // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
-  const fp = order === 'relevance' ? '' : fingerprint({
-    vector: query ? createHash('sha256').update(query).digest('base64url') : null,
-    text: req.text,
-    order,
-    min_score: hasQuery ? minScore : null,
-    since,
-    until,
-    include_edits: domain.includeEdits,
-    sources: req.sources ? [...req.sources].sort() : null,
-    exclude_sources: req.exclude_sources ? [...req.exclude_sources].sort() : null,
-  });
+  const fp =
+    order === 'relevance'
+      ? ''
+      : fingerprint({
+          vector: query ? createHash('sha256').update(query).digest('base64url') : null,
+          text: req.text,
+          order,
+          min_score: hasQuery ? minScore : null,
+          since,
+          until,
+          include_edits: domain.includeEdits,
+          sources: req.sources ? [...req.sources].sort() : null,
+          exclude_sources: req.exclude_sources ? [...req.exclude_sources].sort() : null,
+        });
   const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
 
   if (!hasQuery) return page(deps, sources, chronological(deps, domain, after, limit + 1), limit, fp);

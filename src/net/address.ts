@@ -24,7 +24,8 @@ export function addressRange(ip: string): string {
     const v6 = addr as ipaddr.IPv6;
     if (v6.isIPv4MappedAddress()) addr = v6.toIPv4Address();
     // IPv4-compatible (::a.b.c.d, deprecated): a stack may still route it as the IPv4 address.
-    else if (v6.parts.slice(0, 6).every((p) => p === 0)) addr = ipaddr.IPv4.parse(`${v6.parts[6] >> 8}.${v6.parts[6] & 255}.${v6.parts[7] >> 8}.${v6.parts[7] & 255}`);
+    else if (v6.parts.slice(0, 6).every((p) => p === 0))
+      addr = ipaddr.IPv4.parse(`${v6.parts[6] >> 8}.${v6.parts[6] & 255}.${v6.parts[7] >> 8}.${v6.parts[7] & 255}`);
   }
   const range = addr.range();
   if (range === 'unicast' && addr.kind() === 'ipv6' && !(addr as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) return 'reserved';

@@ -9,7 +9,11 @@ import net from 'node:net';
 import { isPublicAddress } from './address.js';
 
 /** dns.lookup's shape (the callback form undici hands to net.connect). */
-export type Lookup = (hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+export type Lookup = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 export const systemLookup: Lookup = (hostname, options, callback) => dns.lookup(hostname, options, callback);
 
@@ -20,7 +24,8 @@ export const BLOCKED = 'EBLOCKED';
  * The refusal. Its message names the host as the caller wrote it, never what it resolved to:
  * callers see "blocked", not the layout of the operator's network.
  */
-export const blockedError = (host: string, why = 'is not a public address'): Error & { code: string } => Object.assign(new Error(`${host} ${why}`), { code: BLOCKED });
+export const blockedError = (host: string, why = 'is not a public address'): Error & { code: string } =>
+  Object.assign(new Error(`${host} ${why}`), { code: BLOCKED });
 
 /** Whether `e`, or an error it was caused by, is the refusal. */
 export function isBlocked(e: unknown): boolean {

@@ -21,14 +21,19 @@ let B: string;
 
 const base = (host: string) => `http://${host}`;
 const route = (host: string, path: string, h: Handler) => routes.set(`${host} ${path}`, h);
-const answer = (status: number, headers: Record<string, string | string[]> = {}, body = ''): Handler => (_req, res) => res.writeHead(status, headers).end(body);
+const answer =
+  (status: number, headers: Record<string, string | string[]> = {}, body = ''): Handler =>
+  (_req, res) =>
+    res.writeHead(status, headers).end(body);
 
 beforeAll(async () => {
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
-      requests.push(`${req.method} ${req.headers.host} ${req.url}${req.headers.cookie ? ` cookie=${req.headers.cookie}` : ''}${req.headers['if-none-match'] ? ` inm=${req.headers['if-none-match']}` : ''}${body ? ` body=${body}` : ''}`);
+      requests.push(
+        `${req.method} ${req.headers.host} ${req.url}${req.headers.cookie ? ` cookie=${req.headers.cookie}` : ''}${req.headers['if-none-match'] ? ` inm=${req.headers['if-none-match']}` : ''}${body ? ` body=${body}` : ''}`,
+      );
       const h = routes.get(`${req.headers.host} ${req.url}`);
       if (h) h(req, res, body);
       else res.writeHead(404).end();
@@ -50,14 +55,26 @@ beforeEach(() => {
 });
 
 const failure = async (p: Promise<unknown>) => {
-  const e = await p.then(() => null, (err: Error) => err);
+  const e = await p.then(
+    () => null,
+    (err: Error) => err,
+  );
   expect(e, 'the read succeeded').not.toBeNull();
   return e!;
 };
 
 describe('polite polling', () => {
   const client = () =>
-    new HttpClient(politePolling({ timeoutMs: 2000, maxBytes: 64, maxRedirects: 2, userAgent: 'newsmatch-poller', concurrency: 2, privateFeeds: () => [A, B].map((h) => `${base(h)}/feed.xml`) }));
+    new HttpClient(
+      politePolling({
+        timeoutMs: 2000,
+        maxBytes: 64,
+        maxRedirects: 2,
+        userAgent: 'newsmatch-poller',
+        concurrency: 2,
+        privateFeeds: () => [A, B].map((h) => `${base(h)}/feed.xml`),
+      }),
+    );
 
   it('reads robots.txt once per origin, before every hop, and never asks for a path it disallows', async () => {
     const c = client();
@@ -67,7 +84,13 @@ describe('polite polling', () => {
       route(B, '/robots.txt', answer(404));
       route(B, '/feed.xml', answer(200, { 'content-type': 'application/rss+xml', etag: '"v1"' }, '<rss/>'));
       const page = await c.get(`${base(A)}/feed.xml`);
-      expect([page.url, page.status, page.html, page.contentType, page.validators]).toEqual([`${base(B)}/feed.xml`, 200, '<rss/>', 'application/rss+xml', { etag: '"v1"', lastModified: null }]);
+      expect([page.url, page.status, page.html, page.contentType, page.validators]).toEqual([
+        `${base(B)}/feed.xml`,
+        200,
+        '<rss/>',
+        'application/rss+xml',
+        { etag: '"v1"', lastModified: null },
+      ]);
       const e = await failure(c.get(`${base(A)}/private/feed.xml`));
       expect(e).toBeInstanceOf(FetchError);
       expect(e.message).toBe(`${base(A)}/private/feed.xml: disallowed by robots.txt`);
@@ -156,7 +179,7 @@ describe('live scraping', () => {
     expect((await c.get(`${base(A)}/busy`, { ...call(), anyStatus: true })).html).toBe('robot check');
   });
 
-  it('a page past the call\'s deadline is 504 timeout', async () => {
+  it("a page past the call's deadline is 504 timeout", async () => {
     route(A, '/slow', (_req, res) => setTimeout(() => res.writeHead(200).end('late'), 1000).unref());
     const e = (await failure(c.get(`${base(A)}/slow`, call()))) as AppError;
     expect([e.code, e.message]).toEqual(['timeout', `the scrape of ${base(A)}/slow passed its deadline (LIVE_TIMEOUT_MS)`]);

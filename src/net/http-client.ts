@@ -157,7 +157,13 @@ export class HttpClient {
     const signal = read.signal ? AbortSignal.any([read.signal, own]) : own;
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#net.send(at, { method: read.method ?? 'GET', body: read.body, signal, headers: this.#headers(read), allowPrivate: this.policy.mayBePrivate(new URL(at), read.untrusted === true) });
+      res = await this.#net.send(at, {
+        method: read.method ?? 'GET',
+        body: read.body,
+        signal,
+        headers: this.#headers(read),
+        allowPrivate: this.policy.mayBePrivate(new URL(at), read.untrusted === true),
+      });
     } catch (e) {
       throw failed(e, signal, where, 'connect');
     }
@@ -180,7 +186,13 @@ export class HttpClient {
     return { page: page(at, status, body, header, truncated ? { truncated } : {}) };
   }
 
-  async #body(res: Dispatcher.ResponseData, declared: number, cutAt: number | undefined, signal: AbortSignal, where: Where): Promise<{ body: Buffer; truncated: boolean }> {
+  async #body(
+    res: Dispatcher.ResponseData,
+    declared: number,
+    cutAt: number | undefined,
+    signal: AbortSignal,
+    where: Where,
+  ): Promise<{ body: Buffer; truncated: boolean }> {
     // Destroying a body makes undici emit 'error' on it: listen, or the process dies.
     const stop = () => res.body.on('error', () => undefined).destroy();
     const cap = Math.min(cutAt ?? Infinity, this.policy.maxBytes);

@@ -25,7 +25,10 @@ const ZONE: Record<string, { address: string; family: number }[]> = {
   'news.example': [{ address: '93.184.216.34', family: 4 }],
   'v6.example': [{ address: '2606:4700::1111', family: 6 }],
   'metadata.google.internal': [{ address: '169.254.169.254', family: 4 }],
-  'mixed.example': [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }],
+  'mixed.example': [
+    { address: '93.184.216.34', family: 4 },
+    { address: '10.0.0.7', family: 4 },
+  ],
   'nat64.example': [{ address: '64:ff9b::7f00:1', family: 6 }],
 };
 let lookups = 0;

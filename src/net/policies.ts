@@ -115,7 +115,10 @@ export function politePolling(o: PolitePollingOptions): Policy {
         case 'status':
           return new FetchError(f.status >= 300 && f.status < 400 ? `HTTP ${f.status} without a Location` : `HTTP ${f.status}`, f.at);
         case 'too_large':
-          return new FetchError(f.declared === undefined ? `body is over the ${f.cap}-byte cap` : `body of ${f.declared} bytes is over the ${f.cap}-byte cap`, f.at);
+          return new FetchError(
+            f.declared === undefined ? `body is over the ${f.cap}-byte cap` : `body of ${f.declared} bytes is over the ${f.cap}-byte cap`,
+            f.at,
+          );
         case 'redirects':
           return new FetchError(`more than ${o.maxRedirects} redirects`, f.url);
         case 'off_site':
@@ -164,9 +167,17 @@ export function liveScraping(o: LiveScrapingOptions): Policy {
         case 'network':
           return failed(`${f.at}: ${f.during === 'connect' ? 'could not connect' : 'the connection broke off'}`);
         case 'status':
-          return failed(f.status === 503 || f.status === 429 ? `${f.at}: the site answered ${f.status} (throttled or a robot check)` : `${f.at}: the site answered HTTP ${f.status}`);
+          return failed(
+            f.status === 503 || f.status === 429
+              ? `${f.at}: the site answered ${f.status} (throttled or a robot check)`
+              : `${f.at}: the site answered HTTP ${f.status}`,
+          );
         case 'too_large':
-          return failed(f.declared === undefined ? `${f.at}: the page is over LIVE_MAX_BYTES (${f.cap})` : `${f.at}: the page is ${f.declared} bytes, over LIVE_MAX_BYTES (${f.cap})`);
+          return failed(
+            f.declared === undefined
+              ? `${f.at}: the page is over LIVE_MAX_BYTES (${f.cap})`
+              : `${f.at}: the page is ${f.declared} bytes, over LIVE_MAX_BYTES (${f.cap})`,
+          );
         case 'redirects':
           return failed(`${f.url}: more than ${LIVE_MAX_REDIRECTS} redirects`);
         case 'off_site':

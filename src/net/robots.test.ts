@@ -18,7 +18,9 @@ describe('Robots (RFC 9309)', () => {
   it('a 4xx means no rules; a 5xx or an unreadable file closes the site, saying why', () => {
     expect(Robots.answered('newsmatch', URL_, 404, text).refusal('https://news.example/drafts/x')).toBeNull();
     expect(Robots.none('newsmatch').refusal('https://news.example/anything')).toBeNull();
-    expect(Robots.answered('newsmatch', URL_, 503, '').refusal('https://news.example/')).toBe('robots.txt answered HTTP 503, so the site is treated as disallowed (RFC 9309)');
+    expect(Robots.answered('newsmatch', URL_, 503, '').refusal('https://news.example/')).toBe(
+      'robots.txt answered HTTP 503, so the site is treated as disallowed (RFC 9309)',
+    );
     expect(Robots.unreachable('newsmatch').refusal('https://news.example/')).toMatch(/could not be read, so the site is treated as disallowed/);
   });
 });

@@ -56,7 +56,12 @@ export class OpsMetrics {
   constructor(readonly service: Service) {
     const registers = [this.registry];
     this.registry.registerMetric(this.requests.counter('newsmatch_http_requests_total', 'HTTP responses by method, route pattern and status.'));
-    this.registry.registerMetric(this.requests.histogram('newsmatch_http_request_duration_seconds', 'HTTP response latency (request received to response sent) by method and route pattern.'));
+    this.registry.registerMetric(
+      this.requests.histogram(
+        'newsmatch_http_request_duration_seconds',
+        'HTTP response latency (request received to response sent) by method and route pattern.',
+      ),
+    );
 
     const { engine, search } = service;
     new Gauge({

@@ -56,7 +56,13 @@ export class RequestMetrics {
   #add(config: RouteConfig, method: string): Slot {
     let byMethod = this.#slots.get(config);
     if (!byMethod) this.#slots.set(config, (byMethod = Object.create(null) as Record<string, Slot>));
-    const slot: Slot = { labels: { method, route: config.url ?? UNMATCHED }, statuses: new Map(), buckets: new Float64Array(LATENCY_BUCKETS.length + 1), sum: 0, count: 0 };
+    const slot: Slot = {
+      labels: { method, route: config.url ?? UNMATCHED },
+      statuses: new Map(),
+      buckets: new Float64Array(LATENCY_BUCKETS.length + 1),
+      sum: 0,
+      count: 0,
+    };
     byMethod[method] = slot;
     return slot;
   }

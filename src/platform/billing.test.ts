@@ -105,10 +105,20 @@ describe('credit kinds', () => {
     now = period.end;
     // The summary writes it off at once, so the ledger beside it already sums to its balance.
     expect(billing.summary(a.id).credits).toMatchObject({ total: 19, subscription: 0 });
-    expect(billing.entries(a.id).filter((e) => e.kind === 'expire').map((e) => e.credits)).toEqual([-7]);
+    expect(
+      billing
+        .entries(a.id)
+        .filter((e) => e.kind === 'expire')
+        .map((e) => e.credits),
+    ).toEqual([-7]);
     expectLedgerSums(a.id);
     await billing.charge(a.id, 'news', ctx);
-    expect(billing.entries(a.id).filter((e) => e.kind === 'expire').map((e) => e.credits)).toEqual([-7]);
+    expect(
+      billing
+        .entries(a.id)
+        .filter((e) => e.kind === 'expire')
+        .map((e) => e.credits),
+    ).toEqual([-7]);
     expectLedgerSums(a.id);
     now = saved;
   });
@@ -172,7 +182,10 @@ describe('marketplace plans (section 8.2): included, overage, stop', () => {
     if (plan.overageMicros === null) expect(plan.stop).toBe(plan.included);
     else expect(overage.slice(inIncluded).every((m) => m === plan.overageMicros)).toBe(true);
     // At the stop: 429 until the period renews, with Retry-After the seconds to renewal.
-    const err = await billing.charge(a.id, 'marketplace', ctx).then(() => undefined, (e: unknown) => e);
+    const err = await billing.charge(a.id, 'marketplace', ctx).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('quota_exceeded');
     const { end } = periodOf(billing.subscription(a.id, 'marketplace')!.since, now);
@@ -189,7 +202,14 @@ describe('marketplace plans (section 8.2): included, overage, stop', () => {
   });
 
   it('has the numbers of the table', async () => {
-    expect(Object.fromEntries(plans.map(([n, p]) => [n, [p.priceMicros / 1e6, p.included, p.overageMicros === null ? null : p.overageMicros / 1e6, `${p.rate.quota}/${p.rate.windowS}s`, p.stop]]))).toEqual({
+    expect(
+      Object.fromEntries(
+        plans.map(([n, p]) => [
+          n,
+          [p.priceMicros / 1e6, p.included, p.overageMicros === null ? null : p.overageMicros / 1e6, `${p.rate.quota}/${p.rate.windowS}s`, p.stop],
+        ]),
+      ),
+    ).toEqual({
       free: [0, 200, null, '10/60s', 200],
       pro: [49.99, 3700, 0.0134, '5/1s', 18500],
       ultra: [149, 14800, 0.0101, '10/1s', 44400],

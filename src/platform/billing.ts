@@ -145,7 +145,9 @@ export class Billing {
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out));
+    return this.#sync(accountId, (account, state, now, out) =>
+      addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out),
+    );
   }
 
   /** Purchased credits: never expire, spent last. */
@@ -212,7 +214,8 @@ export class Billing {
   /** Counts what the writer commits; every FOLD_AFTER entries, folds in the background. */
   #landed(entries: number): void {
     this.#unfolded += entries;
-    if (this.#unfolded >= FOLD_AFTER && !this.#folding) void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
+    if (this.#unfolded >= FOLD_AFTER && !this.#folding)
+      void this.fold().catch((e) => this.log?.warn({ err: e }, 'billing: fold failed; the journal is folded later'));
   }
 
   /**

@@ -25,7 +25,13 @@ export interface StoredResponse {
 
 /** What makes two requests "the same": method, path and query, and the body. */
 export const fingerprint = (method: string, url: string, body: unknown): string =>
-  createHash('sha256').update(method).update('\0').update(url).update('\0').update(body === undefined ? '' : JSON.stringify(body)).digest('base64url');
+  createHash('sha256')
+    .update(method)
+    .update('\0')
+    .update(url)
+    .update('\0')
+    .update(body === undefined ? '' : JSON.stringify(body))
+    .digest('base64url');
 
 export class IdempotencyStore {
   readonly db: Database<StoredResponse, [string, string]>;

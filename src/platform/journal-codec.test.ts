@@ -9,14 +9,96 @@ describe('the journal record codec', () => {
   it('reads back every entry shape a ledger has, field for field', () => {
     const entries: JournalEntry[] = [
       { account: 'acct_0123456789abcdef0123', seq: 1, at: 1_767_225_600_000, kind: 'subscribe', credits: 0, balance: 0, product: 'news', plan: 'free' },
-      { account: 'acct_0123456789abcdef0123', seq: 2, at: 1_767_225_600_001, kind: 'grant', credits: 250, balance: 250, lots: [[2, 250]], lot: { kind: 'free', expiresAt: null }, note: 'new account' },
-      { account: 'acct_0123456789abcdef0123', seq: 3, at: 1_767_225_600_002, kind: 'grant', credits: 7, balance: 257, lots: [[3, 7]], lot: { kind: 'subscription', expiresAt: 1_769_904_000_000 } },
-      { account: 'acct_0123456789abcdef0123', seq: 4, at: 1_767_225_600_003, kind: 'debit', credits: -8, balance: 249, product: 'launches', plan: 'pro', requestId: 'req-1', keyId: 'key_ab', period: 1_767_225_600_000, lots: [[3, 7], [2, 1]] },
-      { account: 'operator', seq: 9, at: 1, kind: 'debit', credits: 0, balance: 0, product: 'match', requestId: 'r', keyId: 'k', note: 'operator (list price 1)' },
-      { account: 'acct_x', seq: 5, at: 2, kind: 'debit', credits: 0, balance: 3, product: 'marketplace', plan: 'mega', period: 0, units: 1, overageMicros: 8_100 },
-      { account: 'acct_x', seq: 6, at: 3, kind: 'refund', credits: 0, balance: 3, product: 'marketplace', requestId: 'ü—日本', period: 0, lots: [], refundOf: 5, note: 'HTTP 502 «ø»', units: -1, overageMicros: -8_100 },
+      {
+        account: 'acct_0123456789abcdef0123',
+        seq: 2,
+        at: 1_767_225_600_001,
+        kind: 'grant',
+        credits: 250,
+        balance: 250,
+        lots: [[2, 250]],
+        lot: { kind: 'free', expiresAt: null },
+        note: 'new account',
+      },
+      {
+        account: 'acct_0123456789abcdef0123',
+        seq: 3,
+        at: 1_767_225_600_002,
+        kind: 'grant',
+        credits: 7,
+        balance: 257,
+        lots: [[3, 7]],
+        lot: { kind: 'subscription', expiresAt: 1_769_904_000_000 },
+      },
+      {
+        account: 'acct_0123456789abcdef0123',
+        seq: 4,
+        at: 1_767_225_600_003,
+        kind: 'debit',
+        credits: -8,
+        balance: 249,
+        product: 'launches',
+        plan: 'pro',
+        requestId: 'req-1',
+        keyId: 'key_ab',
+        period: 1_767_225_600_000,
+        lots: [
+          [3, 7],
+          [2, 1],
+        ],
+      },
+      {
+        account: 'operator',
+        seq: 9,
+        at: 1,
+        kind: 'debit',
+        credits: 0,
+        balance: 0,
+        product: 'match',
+        requestId: 'r',
+        keyId: 'k',
+        note: 'operator (list price 1)',
+      },
+      {
+        account: 'acct_x',
+        seq: 5,
+        at: 2,
+        kind: 'debit',
+        credits: 0,
+        balance: 3,
+        product: 'marketplace',
+        plan: 'mega',
+        period: 0,
+        units: 1,
+        overageMicros: 8_100,
+      },
+      {
+        account: 'acct_x',
+        seq: 6,
+        at: 3,
+        kind: 'refund',
+        credits: 0,
+        balance: 3,
+        product: 'marketplace',
+        requestId: 'ü—日本',
+        period: 0,
+        lots: [],
+        refundOf: 5,
+        note: 'HTTP 502 «ø»',
+        units: -1,
+        overageMicros: -8_100,
+      },
       { account: 'acct_x', seq: 7, at: 4, kind: 'expire', credits: -7, balance: -4, lots: [[3, 7]] },
-      { account: 'acct_x', seq: 8, at: 5, kind: 'buy', credits: 9_007_199_254_740_991, balance: 9_007_199_254_740_991, lots: [[8, 9_007_199_254_740_991]], lot: { kind: 'purchased', expiresAt: null } },
+      {
+        account: 'acct_x',
+        seq: 8,
+        at: 5,
+        kind: 'buy',
+        credits: 9_007_199_254_740_991,
+        balance: 9_007_199_254_740_991,
+        lots: [[8, 9_007_199_254_740_991]],
+        lot: { kind: 'purchased', expiresAt: null },
+      },
     ];
     expect(decode(encode(entries))).toEqual(entries);
     expect(decode(encode([]))).toEqual([]);
@@ -25,10 +107,18 @@ describe('the journal record codec', () => {
   it('round-trips random entries, and reads a record out of a larger buffer (lmdb passes its own)', () => {
     const g = new Rng(17);
     const r = () => g.next();
-    const text = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(r() < 0.8 ? 32 + Math.floor(r() * 90) : 0x80 + Math.floor(r() * 0x2000))).join('');
+    const text = (n: number) =>
+      Array.from({ length: n }, () => String.fromCodePoint(r() < 0.8 ? 32 + Math.floor(r() * 90) : 0x80 + Math.floor(r() * 0x2000))).join('');
     for (let round = 0; round < 200; round++) {
       const entries: JournalEntry[] = Array.from({ length: 1 + Math.floor(r() * 20) }, (_, i) => {
-        const e: JournalEntry = { account: text(1 + Math.floor(r() * 30)), seq: i + 1, at: Math.floor(r() * 2e12), kind: (['grant', 'buy', 'debit', 'refund', 'expire', 'subscribe'] as const)[Math.floor(r() * 6)], credits: Math.floor(r() * 2000) - 1000, balance: Math.floor(r() * 1e7) };
+        const e: JournalEntry = {
+          account: text(1 + Math.floor(r() * 30)),
+          seq: i + 1,
+          at: Math.floor(r() * 2e12),
+          kind: (['grant', 'buy', 'debit', 'refund', 'expire', 'subscribe'] as const)[Math.floor(r() * 6)],
+          credits: Math.floor(r() * 2000) - 1000,
+          balance: Math.floor(r() * 1e7),
+        };
         if (r() < 0.7) e.product = 'news';
         if (r() < 0.5) e.plan = 'mega';
         if (r() < 0.6) e.requestId = text(Math.floor(r() * 128));

@@ -40,7 +40,7 @@ function expectAddsUp(entries: LedgerEntry[], balance: number): void {
 }
 
 describe('the ledger is the state', () => {
-  it('replaying an account\'s ledger gives its state, through grants, expiry, refunds and plan changes', async () => {
+  it("replaying an account's ledger gives its state, through grants, expiry, refunds and plan changes", async () => {
     const clock = { now: Date.UTC(2026, 0, 31, 12) };
     const { store, billing } = open('replay', clock);
     const ids = Array.from({ length: 6 }, (_, i) => billing.createAccount(`r${i}`).id);
@@ -81,7 +81,8 @@ describe('the ledger is the state', () => {
       const u = state.usage.marketplace;
       expect(market.used).toBe(u && u.periodStart === Date.parse(market.period_start) ? u.used : 0);
       // Every refund names a debit, which shows it.
-      for (const r of after.filter((e) => e.kind === 'refund')) expect(after.find((e) => e.seq === r.refundOf)).toMatchObject({ kind: 'debit', refundedBy: r.seq });
+      for (const r of after.filter((e) => e.kind === 'refund'))
+        expect(after.find((e) => e.seq === r.refundOf)).toMatchObject({ kind: 'debit', refundedBy: r.seq });
     }
     await billing.close();
     await store.close();
@@ -111,14 +112,17 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
     expect(await a.billing.fold()).toBeGreaterThan(0);
     expect(await a.billing.fold()).toBe(0);
     expect(snapshot()).toEqual(before);
-    for (const [k, id] of ids.entries()) expectAddsUp(before.ledgers[k], before.balances[k]);
+    for (const k of ids.keys()) expectAddsUp(before.ledgers[k], before.balances[k]);
     expect(before.operator).toBe(4500);
     await a.billing.close();
     await a.store.close();
     // A row per account per fold, split at ENTRIES_PER_ROW.
     const view = new LedgerView(path.join(a.dir, 'ledger'));
     const rows = [...view.entries.getRange({ start: [OPERATOR, 0], end: [OPERATOR, Number.MAX_SAFE_INTEGER] })];
-    expect(rows.map(({ key, value }) => [key[1], value.length / 2])).toEqual([[1, 4096], [4097, 404]]);
+    expect(rows.map(({ key, value }) => [key[1], value.length / 2])).toEqual([
+      [1, 4096],
+      [4097, 404],
+    ]);
     await view.close();
 
     fs.rmSync(path.join(a.dir, 'ledger'), { recursive: true });
@@ -135,7 +139,11 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
 
 /** Starts the billing child on `dir`; resolves once it has opened the store. */
 function child(dir: string, op: 'charge' | 'grant', account: string, count: number, tag: string) {
-  const p = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/billing-child.ts', dir, op, account, String(count), tag], { cwd: ROOT, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/billing-child.ts', dir, op, account, String(count), tag], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   p.stdout.on('data', (d) => (out += d));
@@ -188,7 +196,7 @@ describe('across processes', () => {
     await store.close();
   });
 
-  it('another account changed elsewhere: this account\'s calls in flight are computed again, never counted twice', async () => {
+  it("another account changed elsewhere: this account's calls in flight are computed again, never counted twice", async () => {
     const clock = { now: Date.now() };
     const { dir, store, billing } = open('other-account', clock);
     const mine = billing.createAccount('mine').id;
@@ -203,7 +211,12 @@ describe('across processes', () => {
     await Promise.all(
       Array.from({ length: 8 }, async (_, k) => {
         for (let i = 0; i < 40; i++) {
-          results.push(await billing.charge(mine, 'sources', ctx(k * 100 + i)).then(() => 'ok', (e: unknown) => (e instanceof AppError ? e.code : String(e))));
+          results.push(
+            await billing.charge(mine, 'sources', ctx(k * 100 + i)).then(
+              () => 'ok',
+              (e: unknown) => (e instanceof AppError ? e.code : String(e)),
+            ),
+          );
           await new Promise((r) => setImmediate(r));
         }
       }),
@@ -253,7 +266,7 @@ describe('across processes', () => {
 });
 
 describe('a store of the first layout', () => {
-  it('reads its ledger and state as each account\'s history, and charges on from there', async () => {
+  it("reads its ledger and state as each account's history, and charges on from there", async () => {
     const clock = { now: Date.UTC(2026, 2, 1) };
     const dir = path.join(root, 'legacy');
     const store = new Store(path.join(dir, 'lmdb'));
@@ -265,10 +278,25 @@ describe('a store of the first layout', () => {
       const ledger = store.root.openDB({ name: 'ledger' });
       ledger.putSync([id, 1], { seq: 1, at: clock.now, kind: 'subscribe', credits: 0, balance: 0, product: 'news', plan: 'free' });
       ledger.putSync([id, 2], { seq: 2, at: clock.now, kind: 'grant', credits: 250, balance: 250, lots: [[1, 250]], note: 'new account' });
-      ledger.putSync([id, 3], { seq: 3, at: clock.now, kind: 'debit', credits: -1, balance: 249, product: 'news', plan: 'free', lots: [[1, 1]], requestId: 'old-1', keyId: 'k' });
+      ledger.putSync([id, 3], {
+        seq: 3,
+        at: clock.now,
+        kind: 'debit',
+        credits: -1,
+        balance: 249,
+        product: 'news',
+        plan: 'free',
+        lots: [[1, 1]],
+        requestId: 'old-1',
+        keyId: 'k',
+      });
       store.root
         .openDB({ name: 'accountState', useVersions: true })
-        .putSync(id, { lots: [{ id: 1, kind: 'free', credits: 249, granted: 250, expiresAt: null }], seq: 3, usage: { news: { periodStart: clock.now, used: 1 } } }, 4);
+        .putSync(
+          id,
+          { lots: [{ id: 1, kind: 'free', credits: 249, granted: 250, expiresAt: null }], seq: 3, usage: { news: { periodStart: clock.now, used: 1 } } },
+          4,
+        );
     });
     const billing = new Billing(store, () => clock.now);
     expect(billing.balance(id)).toBe(249);

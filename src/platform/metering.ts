@@ -64,7 +64,11 @@ export class Metering {
     if (account === OPERATOR) return { product, account, keyId: key.id };
     const held = this.billing.held(account);
     const sub = this.billing.subscription(held, product);
-    if (!sub) throw new AppError('not_subscribed', `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`);
+    if (!sub)
+      throw new AppError(
+        'not_subscribed',
+        `the account does not subscribe to ${product} (newsmatch subscribe --account ${account} --product ${product} --plan free)`,
+      );
     return this.#limit({ product, account, keyId: key.id, held }, (held.windows ??= new RateWindows()), ratePolicy(product, sub.plan), 'quota_exceeded');
   }
 
@@ -85,7 +89,9 @@ export class Metering {
     const n = this.#inflight.get(product) ?? 0;
     const max = this.options.maxInflight(product);
     if (n >= max) {
-      throw new AppError('overloaded', `${product} is running ${n} calls, its limit on this machine`, { headers: { 'retry-after': String(OVERLOADED_RETRY_S) } });
+      throw new AppError('overloaded', `${product} is running ${n} calls, its limit on this machine`, {
+        headers: { 'retry-after': String(OVERLOADED_RETRY_S) },
+      });
     }
     this.#inflight.set(product, n + 1);
     let released = false;

@@ -68,7 +68,7 @@ describe('RateLimiter (sliding window)', () => {
     expect(rl.take(w, 'q', { quota: 1, windowS: 1 }).ok).toBe(true);
   });
 
-  it('writes the IETF fields: the policy\'s the same every call', () => {
+  it("writes the IETF fields: the policy's the same every call", () => {
     expect(ratePolicy('news', 'free')).toMatchObject({ name: 'credits-free', rate: { quota: 10, windowS: 60 }, field: '"credits-free";q=10;w=60' });
     expect(ratePolicy('marketplace', 'pro').field).toBe('"marketplace-pro";q=5;w=1');
     // The RateLimit value: built once for a count with room now, anew while the window is full.

@@ -43,7 +43,17 @@ function push(state: AccountState, entry: JournalEntry, out: LedgerEntry[]): Led
 }
 
 /** Adds a lot of `credits` (a grant or a purchase), after writing off what has expired. */
-export function addLot(account: string, state: AccountState, kind: LotKind, credits: number, expiresAt: number | null, now: number, entryKind: 'grant' | 'buy', out: LedgerEntry[], note?: string): LedgerEntry {
+export function addLot(
+  account: string,
+  state: AccountState,
+  kind: LotKind,
+  credits: number,
+  expiresAt: number | null,
+  now: number,
+  entryKind: 'grant' | 'buy',
+  out: LedgerEntry[],
+  note?: string,
+): LedgerEntry {
   if (!Number.isSafeInteger(credits) || credits <= 0) throw new AppError('invalid_request', `credits must be a positive integer, got ${credits}`);
   expire(account, state, now, out);
   // The lot is named by its entry's seq: never reused, so a refund finds the lot it took from.
@@ -65,7 +75,11 @@ export function expire(account: string, state: AccountState, now: number, out: L
 /** The operator's call: no wallet and no plan, recorded at price 0 with its list price in the note. */
 export function operatorDebit(state: AccountState, product: Product, ctx: CallContext, now: number, out: LedgerEntry[]): LedgerEntry {
   const { requestId, keyId } = ctx;
-  return push(state, { account: OPERATOR, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, requestId, keyId, note: OPERATOR_NOTES[product] }, out);
+  return push(
+    state,
+    { account: OPERATOR, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, requestId, keyId, note: OPERATOR_NOTES[product] },
+    out,
+  );
 }
 
 /**
@@ -74,19 +88,49 @@ export function operatorDebit(state: AccountState, product: Product, ctx: CallCo
  * plan. Throws 429 `quota_exceeded` (with Retry-After where waiting for the next period helps)
  * when the wallet cannot pay or the plan is past its stop.
  */
-export function debitCall(account: string, state: AccountState, product: Product, subscribed: PeriodView & { sub: Subscription }, ctx: CallContext, now: number, out: LedgerEntry[]): LedgerEntry {
+export function debitCall(
+  account: string,
+  state: AccountState,
+  product: Product,
+  subscribed: PeriodView & { sub: Subscription },
+  ctx: CallContext,
+  now: number,
+  out: LedgerEntry[],
+): LedgerEntry {
   const { requestId, keyId } = ctx;
   const usage = state.usage[product];
   const used = usage !== undefined && usage.periodStart === subscribed.start ? usage.used : 0;
   if (familyOf(product) === 'marketplace') {
     const plan = MARKETPLACE_PLANS[subscribed.sub.plan as MarketplacePlan];
     if (used >= plan.stop) {
-      throw new AppError('quota_exceeded', `the ${subscribed.sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(subscribed.end).toISOString()}`, {
-        headers: retryAfter(subscribed.end - now),
-      });
+      throw new AppError(
+        'quota_exceeded',
+        `the ${subscribed.sub.plan} plan of ${product} stops at ${plan.stop} requests this period; it renews at ${new Date(subscribed.end).toISOString()}`,
+        {
+          headers: retryAfter(subscribed.end - now),
+        },
+      );
     }
     const overageMicros = used + 1 > plan.included ? (plan.overageMicros ?? 0) : 0;
-    return push(state, { account, seq: state.seq + 1, at: now, kind: 'debit', credits: 0, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, units: 1, overageMicros }, out);
+    return push(
+      state,
+      {
+        account,
+        seq: state.seq + 1,
+        at: now,
+        kind: 'debit',
+        credits: 0,
+        balance: 0,
+        product,
+        plan: subscribed.sub.plan,
+        requestId,
+        keyId,
+        period: subscribed.start,
+        units: 1,
+        overageMicros,
+      },
+      out,
+    );
   }
   const cost = creditsOf(product);
   let held = 0;
@@ -103,7 +147,24 @@ export function debitCall(account: string, state: AccountState, product: Product
     taken.push([lot.id, take]);
     if (due === 0) break;
   }
-  return push(state, { account, seq: state.seq + 1, at: now, kind: 'debit', credits: -cost, balance: 0, product, plan: subscribed.sub.plan, requestId, keyId, period: subscribed.start, lots: taken }, out);
+  return push(
+    state,
+    {
+      account,
+      seq: state.seq + 1,
+      at: now,
+      kind: 'debit',
+      credits: -cost,
+      balance: 0,
+      product,
+      plan: subscribed.sub.plan,
+      requestId,
+      keyId,
+      period: subscribed.start,
+      lots: taken,
+    },
+    out,
+  );
 }
 
 /**
@@ -120,5 +181,21 @@ export function refundDebit(account: string, state: AccountState, d: LedgerEntry
     else lost += credits;
   }
   const units = d.units ? { units: -1, overageMicros: -(d.overageMicros ?? 0) } : {};
-  record(account, state, { kind: 'refund', credits: -d.credits - lost, product: d.product, requestId: d.requestId, period: d.period, lots: returned, refundOf: d.seq, note: reason, ...units }, now, out);
+  record(
+    account,
+    state,
+    {
+      kind: 'refund',
+      credits: -d.credits - lost,
+      product: d.product,
+      requestId: d.requestId,
+      period: d.period,
+      lots: returned,
+      refundOf: d.seq,
+      note: reason,
+      ...units,
+    },
+    now,
+    out,
+  );
 }

@@ -75,7 +75,14 @@ export function summaryOf(account: AccountRecord, state: AccountState, subs: Ite
  * the first layout's ledger, the entries the view has folded, then those of `tail` (the
  * account's journal entries past the fold, read when it is called).
  */
-export function ledgerOf(t: BillingTables, view: LedgerView, account: string, tail: () => Iterable<{ entry: JournalEntry }>, since: number, until: number): LedgerEntry[] {
+export function ledgerOf(
+  t: BillingTables,
+  view: LedgerView,
+  account: string,
+  tail: () => Iterable<{ entry: JournalEntry }>,
+  since: number,
+  until: number,
+): LedgerEntry[] {
   const bySeq = new Map<number, LedgerEntry>();
   const strip = ({ account: _, ...e }: JournalEntry): LedgerEntry => e;
   for (const { value } of t.legacyLedger.getRange({ start: [account, 0], end: [account, Number.MAX_SAFE_INTEGER] })) bySeq.set(value.seq, value);

@@ -349,12 +349,7 @@ describe('range: the int8 + f16 scan equals the f32 oracle', () => {
   });
 
   it('treats time windows as inclusive, with rows at exactly tmin and tmax', async () => {
-    const windows: NativeFilter[] = [
-      { tmin: timeAt(10), tmax: timeAt(20) },
-      { tmin: timeAt(33), tmax: timeAt(33) },
-      { tmin: timeAt(50) },
-      { tmax: timeAt(4) },
-    ];
+    const windows: NativeFilter[] = [{ tmin: timeAt(10), tmax: timeAt(20) }, { tmin: timeAt(33), tmax: timeAt(33) }, { tmin: timeAt(50) }, { tmax: timeAt(4) }];
     for (const f of windows) {
       if (f.tmin !== undefined) expect(corpus.revs.some((r) => r.time === f.tmin)).toBe(true);
       if (f.tmax !== undefined) expect(corpus.revs.some((r) => r.time === f.tmax)).toBe(true);
@@ -424,7 +419,13 @@ describe('range: the int8 + f16 scan equals the f32 oracle', () => {
     expect(engine.count(f)).toBe(want);
     expect(engine.count({})).toBe(corpus.rows);
     // Windows that cover whole segments are answered from per-source counts: same answers.
-    const whole: NativeFilter[] = [{ firstOnly: true }, { sources: bitmap([0, 2]) }, { firstOnly: true, sources: bitmap([1, LONE_SOURCE]) }, { tmin: T0 - 1, firstOnly: true }, { tmin: timeAt(10), sources: bitmap([1]) }];
+    const whole: NativeFilter[] = [
+      { firstOnly: true },
+      { sources: bitmap([0, 2]) },
+      { firstOnly: true, sources: bitmap([1, LONE_SOURCE]) },
+      { tmin: T0 - 1, firstOnly: true },
+      { tmin: timeAt(10), sources: bitmap([1]) },
+    ];
     for (const g of whole) {
       const n = corpus.revs.filter((r) => allowed(r, g)).reduce((a, r) => a + r.count, 0);
       expect(engine.count(g), JSON.stringify(g)).toBe(n);
@@ -472,7 +473,13 @@ describe('range: the int8 + f16 scan equals the f32 oracle', () => {
 
 describe('batching', () => {
   const specs = (): { q: Float32Array; t: number; f: NativeFilter; cap: number }[] => {
-    const filters: NativeFilter[] = [{}, { firstOnly: true }, { tmin: timeAt(10), tmax: timeAt(40) }, { sources: Uint8Array.of(0b1010_0110, 0b11) }, { tmax: timeAt(3) }];
+    const filters: NativeFilter[] = [
+      {},
+      { firstOnly: true },
+      { tmin: timeAt(10), tmax: timeAt(40) },
+      { sources: Uint8Array.of(0b1010_0110, 0b11) },
+      { tmax: timeAt(3) },
+    ];
     return queries.map((q, i) => ({ q, t: gapThreshold(corpus, q, [5, 60, 250][i % 3]), f: filters[i % filters.length], cap: 1e6 }));
   };
 
@@ -856,7 +863,14 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     await expect(e.range(sq[0], 0.5, {}, 10)).rejects.toThrow(/closed/);
 
     e = openEngine(dir);
-    expect(e.stats()).toMatchObject({ segmentRows: small.rows, deltaRows: 0, indexRows: small.rows, indexPending: 0, indexSaved: small.rows, nextLabel: small.rows });
+    expect(e.stats()).toMatchObject({
+      segmentRows: small.rows,
+      deltaRows: 0,
+      indexRows: small.rows,
+      indexPending: 0,
+      indexSaved: small.rows,
+      nextLabel: small.rows,
+    });
     expect(await check(e, 400, 'reopened')).toEqual(before);
     expect(await indexCheck(e, 'reopened')).toEqual(indexed);
   });
@@ -920,7 +934,7 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     await indexAll(e);
     const first = e.stats();
     expect(first.trainedRows).toBe(small.revs[80].start);
-    expect(first.indexLists).toBe(16);  // at least 16 lists
+    expect(first.indexLists).toBe(16); // at least 16 lists
     e.append(rowsOf(small, 80));
     await indexAll(e);
     const s = e.stats();
@@ -960,7 +974,15 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
       ['truncated by 64 bytes', (f) => fs.truncateSync(f, fs.statSync(f).size - 64), /damaged/],
       ['truncated to 10 bytes', (f) => fs.truncateSync(f, 10), /too short|damaged/],
       ['grown by a page', (f) => fs.appendFileSync(f, Buffer.alloc(4096)), /damaged/],
-      ['header overwritten', (f) => { const fd = fs.openSync(f, 'r+'); fs.writeSync(fd, Buffer.from('XXXXXXXX'), 0, 8, 0); fs.closeSync(fd); }, /damaged/],
+      [
+        'header overwritten',
+        (f) => {
+          const fd = fs.openSync(f, 'r+');
+          fs.writeSync(fd, Buffer.from('XXXXXXXX'), 0, 8, 0);
+          fs.closeSync(fd);
+        },
+        /damaged/,
+      ],
       ['deleted', (f) => fs.unlinkSync(f), /No such file/],
     ];
     for (const [what, damage, message] of cases) {
@@ -1185,8 +1207,7 @@ describe('argument checks', () => {
     e.append(rowsOf(corpus, 0, 5));
     await indexAll(e);
     const q = queries[0];
-    for (const cap of [Number.NaN, -1, 1.5])
-      await expect((async () => e.range(q, [{ threshold: -1, cap }]))(), `cap ${cap}`).rejects.toThrow(RangeError);
+    for (const cap of [Number.NaN, -1, 1.5]) await expect((async () => e.range(q, [{ threshold: -1, cap }]))(), `cap ${cap}`).rejects.toThrow(RangeError);
     for (const k of [-1, 1.5, Number.NaN])
       for (const mode of ['scan', 'index', 'auto'] as const)
         await expect((async () => e.topk(q, k, -1, null, mode))(), `k ${k} by ${mode}`).rejects.toThrow(RangeError);
@@ -1256,7 +1277,14 @@ describe('int8 margin', () => {
     let score = 0;
     for (let i = 0; i < DIMS; i++) score += v[i] * q[i];
     const e = openNative(tempDir());
-    e.append({ labels: Float64Array.of(0), ords: Float64Array.of(0), times: Float64Array.of(T0), sources: Uint32Array.of(0), first: Uint8Array.of(1), vectors: v });
+    e.append({
+      labels: Float64Array.of(0),
+      ords: Float64Array.of(0),
+      times: Float64Array.of(T0),
+      sources: Uint32Array.of(0),
+      first: Uint8Array.of(1),
+      vectors: v,
+    });
     const [r] = await e.range(q, [{ threshold: score - 0.005, cap: 10 }]);
     expect(Array.from(r.ords), `range at ${score - 0.005} misses a row scoring ${score}`).toEqual([0]);
     expect(Math.abs(r.scores[0] - score)).toBeLessThanOrEqual(TOL);
@@ -1276,7 +1304,11 @@ describe('ISA dispatch', () => {
     const batch = queries.slice(3, 10);
     const pass = new Float32Array(batch.length * DIMS);
     batch.forEach((q, i) => pass.set(q, i * DIMS));
-    const specs = batch.map((q, i) => ({ threshold: gapThreshold(corpus, q, 40 + 30 * i), cap: 1e6, filter: i % 3 ? { tmin: timeAt(5 * i), firstOnly: i % 2 === 0 } : {} }));
+    const specs = batch.map((q, i) => ({
+      threshold: gapThreshold(corpus, q, 40 + 30 * i),
+      cap: 1e6,
+      filter: i % 3 ? { tmin: timeAt(5 * i), firstOnly: i % 2 === 0 } : {},
+    }));
     const direct = openNative(tempDir());
     direct.append(rowsOf(corpus));
     const run = async () => {

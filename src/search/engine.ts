@@ -38,7 +38,6 @@ type RangeSpec = { threshold: number; cap: number; filter: NativeFilter };
 /** A top-k answer: the hits, whether the index could fill them, how it was planned and what it read. */
 export type TopkResult = NativeHits & { complete: boolean; plan: TopkPlan | 'far'; probe: ProbeStats };
 
-
 /**
  * Queries waiting at one turn of the event loop, handed to the addon in one call (at most
  * `maxBatch` of them, `maxInFlight` calls at once); the next call takes whatever queued
@@ -89,7 +88,10 @@ class Batcher<S, R> {
     this.onBatch(batch.length);
     let call: Promise<R[]>;
     try {
-      call = this.call(queries, batch.map((b) => b.spec));
+      call = this.call(
+        queries,
+        batch.map((b) => b.spec),
+      );
     } catch (e) {
       call = Promise.reject(e);
     }
@@ -133,7 +135,10 @@ export class SearchEngine {
   /** Queries per pass, for the batching benchmark and logs. */
   readonly batches = { passes: 0, queries: 0 };
 
-  constructor(dir: string, readonly options: EngineOptions) {
+  constructor(
+    dir: string,
+    readonly options: EngineOptions,
+  ) {
     let engine: NativeEngine;
     try {
       engine = new native.Engine({ dir, lists: options.lists, indexMinRows: options.indexMinRows, threads: options.threads });
@@ -142,10 +147,15 @@ export class SearchEngine {
       throw e;
     }
     this.#engine = engine;
-    this.#ranges = new Batcher(MAX_BATCH, options.passes, (q, specs) => engine.range(q, specs), (n) => {
-      this.batches.passes++;
-      this.batches.queries += n;
-    });
+    this.#ranges = new Batcher(
+      MAX_BATCH,
+      options.passes,
+      (q, specs) => engine.range(q, specs),
+      (n) => {
+        this.batches.passes++;
+        this.batches.queries += n;
+      },
+    );
     this.#topks = new Batcher(MAX_TOPK_BATCH, options.topkBatches, (q, specs) => engine.topkMany(q, specs));
   }
 

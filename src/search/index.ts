@@ -1,4 +1,14 @@
-export { SearchEngine, EngineLockedError, type EngineOptions, type EngineFilter, type EngineRows, type EngineStats, type ProbeStats, type TopkOptions, type TopkPlan } from './engine.js';
+export {
+  SearchEngine,
+  EngineLockedError,
+  type EngineOptions,
+  type EngineFilter,
+  type EngineRows,
+  type EngineStats,
+  type ProbeStats,
+  type TopkOptions,
+  type TopkPlan,
+} from './engine.js';
 export { VectorSearch, type Domain, type Scored, type VectorSearchOptions } from './vector-search.js';
 export { exactRange, exactScore, inDomain } from './exact.js';
 export { dot, normalise, decodeVectorB64 } from './vector.js';

@@ -79,10 +79,24 @@ export class Maintenance {
   #rows(n: number) {
     if (!this.#scratch || this.#scratch.labels.length < n) {
       const cap = Math.max(n, APPEND_BATCH);
-      this.#scratch = { labels: new Float64Array(cap), ords: new Float64Array(cap), times: new Float64Array(cap), sources: new Uint32Array(cap), first: new Uint8Array(cap), vectors: new Float32Array(cap * 1024) };
+      this.#scratch = {
+        labels: new Float64Array(cap),
+        ords: new Float64Array(cap),
+        times: new Float64Array(cap),
+        sources: new Uint32Array(cap),
+        first: new Uint8Array(cap),
+        vectors: new Float32Array(cap * 1024),
+      };
     }
     const b = this.#scratch;
-    return { labels: b.labels.subarray(0, n), ords: b.ords.subarray(0, n), times: b.times.subarray(0, n), sources: b.sources.subarray(0, n), first: b.first.subarray(0, n), vectors: b.vectors.subarray(0, n * 1024) };
+    return {
+      labels: b.labels.subarray(0, n),
+      ords: b.ords.subarray(0, n),
+      times: b.times.subarray(0, n),
+      sources: b.sources.subarray(0, n),
+      first: b.first.subarray(0, n),
+      vectors: b.vectors.subarray(0, n * 1024),
+    };
   }
 
   /**
@@ -136,7 +150,9 @@ export class Maintenance {
       if (added === 0) break;
       const now = this.engine.stats();
       if (now.trainedRows !== trained) {
-        this.log.info(`relevance index trained: ${now.indexLists} lists over ${now.trainedRows} chunks, every chunk filed (${Math.round(performance.now() - t0)} ms)`);
+        this.log.info(
+          `relevance index trained: ${now.indexLists} lists over ${now.trainedRows} chunks, every chunk filed (${Math.round(performance.now() - t0)} ms)`,
+        );
       }
       done += added;
       onProgress?.(Math.min(done, total), total);

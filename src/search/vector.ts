@@ -2,7 +2,10 @@ import { DIMS } from '../dims.js';
 
 /** Dot product of two 1024-d vectors (cosine, when both are L2-normalised). */
 export function dot(a: Float32Array, b: Float32Array): number {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   // Four accumulators let V8 keep independent FMA chains in flight.
   for (let i = 0; i < DIMS; i += 4) {
     s0 += a[i] * b[i];

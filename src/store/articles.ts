@@ -2,7 +2,7 @@
  * What the API shows of a stored article, wherever it lists one (a match item, a /v1/news
  * result), and the source filter every article search takes.
  */
-import { AppError } from '../errors.js';
+import type { AppError } from '../errors.js';
 import { formatTime } from '../time.js';
 import type { RevisionRecord, SourceRecord } from './lmdb-store.js';
 
@@ -17,7 +17,14 @@ export interface ArticleFields {
 
 /** The fields every article row shows, from its revision. */
 export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): ArticleFields {
-  return { id: rev.id, title: rev.title, body: rev.body, source_name: sourceNames.get(rev.sourceId) ?? '', source_url: rev.url, event_time: formatTime(rev.eventTime) };
+  return {
+    id: rev.id,
+    title: rev.title,
+    body: rev.body,
+    source_name: sourceNames.get(rev.sourceId) ?? '',
+    source_url: rev.url,
+    event_time: formatTime(rev.eventTime),
+  };
 }
 
 /**

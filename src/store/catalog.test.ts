@@ -66,7 +66,15 @@ describe('Catalog', () => {
     saved.save(file, store);
     // After the save: new revisions, and a stored one gets its chunks.
     store.writeRevisions([rev(6, 2), rev(7, 0)]);
-    store.attachChunks([{ ord: 4, chunks: [{ text: 'x', vector: unit(1) }, { text: 'y', vector: unit(2) }] }]);
+    store.attachChunks([
+      {
+        ord: 4,
+        chunks: [
+          { text: 'x', vector: unit(1) },
+          { text: 'y', vector: unit(2) },
+        ],
+      },
+    ]);
     const loaded = new Catalog();
     expect(loaded.load(file, store)).toBe(true);
     expect(loaded.size).toBe(6);

@@ -57,7 +57,8 @@ export class Catalog {
     const n = this.size;
     const header = Buffer.from(JSON.stringify({ magic: MAGIC, storeId: store.storeId(), size: n, labels: this.labels }));
     const parts: Buffer[] = [Buffer.from(new Uint32Array([header.length]).buffer), header];
-    const col = (a: Float64Array | Int32Array | Uint8Array | Uint32Array, len: number) => parts.push(Buffer.from(a.buffer, a.byteOffset, len * a.BYTES_PER_ELEMENT));
+    const col = (a: Float64Array | Int32Array | Uint8Array | Uint32Array, len: number) =>
+      parts.push(Buffer.from(a.buffer, a.byteOffset, len * a.BYTES_PER_ELEMENT));
     col(this.eventTime, n);
     col(this.sourceId, n);
     col(this.labelStart, n);

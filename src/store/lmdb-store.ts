@@ -74,10 +74,7 @@ export interface RevisionInput {
   chunks: RevisionChunk[];
 }
 
-export type WriteOutcome =
-  | { status: 'new'; ord: number; first: boolean }
-  | { status: 'unchanged' }
-  | { status: 'rejected'; reason: string };
+export type WriteOutcome = { status: 'new'; ord: number; first: boolean } | { status: 'unchanged' } | { status: 'rejected'; reason: string };
 
 export const contentHash = (title: string, body: string, text: string): string =>
   createHash('sha256').update(title).update('\0').update(body).update('\0').update(text).digest('hex');
@@ -181,7 +178,7 @@ export class Store {
         return { status: 'rejected', reason: 'revised_at is required for a later revision of an article already stored' };
       }
       if (input.revisedAt < first.eventTime) {
-        return { status: 'rejected', reason: 'revised_at is before the article\'s first publication' };
+        return { status: 'rejected', reason: "revised_at is before the article's first publication" };
       }
       eventTime = input.revisedAt;
     }

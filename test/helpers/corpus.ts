@@ -103,36 +103,97 @@ export const DEFAULT_SOURCES: SourceRec[] = [
 export const SOURCE_WEIGHTS = [0.3, 0.24, 0.16, 0.13, 0.11, 0.06];
 
 const TOPICS = [
-  'port expansion', 'central bank rates', 'wildfire season', 'chip exports', 'rail strike',
-  'vaccine rollout', 'election count', 'housing market', 'river drought', 'satellite launch',
-  'steel tariffs', 'teacher shortage', 'flood defences', 'wind farm auction', 'hospital waiting lists',
-  'grain harvest', 'airline mergers', 'data privacy law', 'coral bleaching', 'pension reform',
-  'bridge collapse inquiry', 'lithium mining', 'football transfer window', 'museum reopening', 'heatwave warnings',
-  'bank outage', 'fishing quotas', 'border checks', 'film festival', 'tram extension',
-  'cyber attack', 'oil price slump', 'minimum wage', 'bird flu outbreak', 'election debate',
-  'startup funding', 'water bills', 'space telescope', 'refugee arrivals', 'court ruling on tolls',
+  'port expansion',
+  'central bank rates',
+  'wildfire season',
+  'chip exports',
+  'rail strike',
+  'vaccine rollout',
+  'election count',
+  'housing market',
+  'river drought',
+  'satellite launch',
+  'steel tariffs',
+  'teacher shortage',
+  'flood defences',
+  'wind farm auction',
+  'hospital waiting lists',
+  'grain harvest',
+  'airline mergers',
+  'data privacy law',
+  'coral bleaching',
+  'pension reform',
+  'bridge collapse inquiry',
+  'lithium mining',
+  'football transfer window',
+  'museum reopening',
+  'heatwave warnings',
+  'bank outage',
+  'fishing quotas',
+  'border checks',
+  'film festival',
+  'tram extension',
+  'cyber attack',
+  'oil price slump',
+  'minimum wage',
+  'bird flu outbreak',
+  'election debate',
+  'startup funding',
+  'water bills',
+  'space telescope',
+  'refugee arrivals',
+  'court ruling on tolls',
 ];
 const PLACES = [
-  'Northbridge', 'Lakeside', 'Port Aster', 'Greyfield', 'Carden', 'Eastmoor', 'Wellham',
-  'Ostrava Bay', 'Kingsreach', 'Millbrook', 'Saltmarsh', 'Highcombe',
+  'Northbridge',
+  'Lakeside',
+  'Port Aster',
+  'Greyfield',
+  'Carden',
+  'Eastmoor',
+  'Wellham',
+  'Ostrava Bay',
+  'Kingsreach',
+  'Millbrook',
+  'Saltmarsh',
+  'Highcombe',
 ];
 const ACTORS = [
-  'officials', 'analysts', 'residents', 'union leaders', 'regulators', 'investors',
-  'ministry staff', 'local councillors', 'engineers', 'doctors', 'campaigners', 'economists',
+  'officials',
+  'analysts',
+  'residents',
+  'union leaders',
+  'regulators',
+  'investors',
+  'ministry staff',
+  'local councillors',
+  'engineers',
+  'doctors',
+  'campaigners',
+  'economists',
 ];
-const VERBS = [
-  'warned', 'said', 'confirmed', 'denied', 'estimated', 'reported', 'questioned', 'welcomed',
-  'predicted', 'acknowledged',
-];
+const VERBS = ['warned', 'said', 'confirmed', 'denied', 'estimated', 'reported', 'questioned', 'welcomed', 'predicted', 'acknowledged'];
 const OUTCOMES = ['rise', 'fall', 'stall', 'double', 'shrink', 'recover', 'slow', 'accelerate'];
 const WHEN = [
-  'this quarter', 'next year', 'before the summer', 'within weeks', 'by the end of the month',
-  'over the winter', 'after the vote', 'once talks resume',
+  'this quarter',
+  'next year',
+  'before the summer',
+  'within weeks',
+  'by the end of the month',
+  'over the winter',
+  'after the vote',
+  'once talks resume',
 ];
 const HEADLINE_VERBS = ['weighs', 'faces', 'braces for', 'debates', 'rejects', 'backs', 'delays', 'probes'];
 const HEADLINE_TAILS = [
-  'new limits', 'a costly delay', 'fresh protests', 'an uncertain vote', 'a surprise review',
-  'tighter rules', 'a record year', 'mounting pressure',
+  'new limits',
+  'a costly delay',
+  'fresh protests',
+  'an uncertain vote',
+  'a surprise review',
+  'tighter rules',
+  'a record year',
+  'mounting pressure',
 ];
 
 function cap(s: string): string {
@@ -220,7 +281,7 @@ function snippetOf(sentences: string[], prefix = ''): string {
     s += (s && !s.endsWith(' ') ? ' ' : '') + x;
   }
   while (s.length < 100) s += ' More details are expected later today.';
-  if (s.length > 300) s = s.slice(0, 297).trimEnd() + '...';
+  if (s.length > 300) s = `${s.slice(0, 297).trimEnd()}...`;
   return s;
 }
 
@@ -449,7 +510,7 @@ export function writeCorpusJsonl(corpus: Corpus, path: string): void {
   try {
     let buf = '';
     for (const r of corpus.revisions) {
-      buf += revisionLine(r) + '\n';
+      buf += `${revisionLine(r)}\n`;
       if (buf.length > 4_000_000) {
         writeSync(fd, buf);
         buf = '';
@@ -465,7 +526,7 @@ export function writeCorpusJsonl(corpus: Corpus, path: string): void {
 export function writeLines(path: string, lines: (string | object)[]): void {
   const fd = openSync(path, 'w');
   try {
-    for (const l of lines) writeSync(fd, (typeof l === 'string' ? l : JSON.stringify(l)) + '\n');
+    for (const l of lines) writeSync(fd, `${typeof l === 'string' ? l : JSON.stringify(l)}\n`);
   } finally {
     closeSync(fd);
   }

@@ -82,12 +82,7 @@ export function eligible(corpus: Corpus, f: Filters): RevisionRec[] {
   const inc = f.sources ? new Set(f.sources) : null;
   const exc = f.exclude_sources ? new Set(f.exclude_sources) : null;
   return corpus.revisions.filter(
-    (r) =>
-      (f.include_edits || r.isFirst) &&
-      r.eventSec >= since &&
-      r.eventSec <= until &&
-      (!inc || inc.has(r.source)) &&
-      (!exc || !exc.has(r.source)),
+    (r) => (f.include_edits || r.isFirst) && r.eventSec >= since && r.eventSec <= until && (!inc || inc.has(r.source)) && !exc?.has(r.source),
   );
 }
 

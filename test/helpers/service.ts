@@ -219,12 +219,7 @@ export const EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
  * The whole error body: exactly `error`, `message`, `detail` (plus `matched_at_least` on
  * too_many_matches), JSON content type, and an X-Request-ID header.
  */
-export function expectError(
-  res: Res,
-  status: number,
-  code: string,
-  opts: { names?: string | RegExp; extra?: Record<string, unknown> } = {},
-): void {
+export function expectError(res: Res, status: number, code: string, opts: { names?: string | RegExp; extra?: Record<string, unknown> } = {}): void {
   const ctx = `${res.status} ${res.raw.slice(0, 500)}`;
   expect(res.status, ctx).toBe(status);
   expect(String(res.headers['content-type']), ctx).toMatch(/^application\/json/);

@@ -81,7 +81,7 @@ describe('tiny tokenizer', () => {
     expect(enc.ids.at(-1)).toBe(2);
     expect(enc.ids).not.toContain(3);
     expect(enc.attention_mask).toEqual([1, 1, 1, 1, 1]);
-    for (const w of TINY_WORDS) expect(tok.encode(w, { add_special_tokens: false }).tokens).toEqual(['\u2581' + w]);
+    for (const w of TINY_WORDS) expect(tok.encode(w, { add_special_tokens: false }).tokens).toEqual([`\u2581${w}`]);
   });
 
   it('tokenizes any printable ASCII without <unk>', () => {

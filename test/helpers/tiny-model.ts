@@ -286,11 +286,7 @@ export function writeTinyModel(dir: string, o: TinyModelOptions = {}): string {
       node: nodes,
       initializer,
       input: [tensorInfo('input_ids', INT64, ['batch', 'sequence']), tensorInfo('attention_mask', INT64, ['batch', 'sequence'])],
-      output: [
-        output === 'hidden'
-          ? tensorInfo(outName, FLOAT, ['batch', 'sequence', DIM])
-          : tensorInfo(outName, FLOAT, ['batch', DIM]),
-      ],
+      output: [output === 'hidden' ? tensorInfo(outName, FLOAT, ['batch', 'sequence', DIM]) : tensorInfo(outName, FLOAT, ['batch', DIM])],
     },
   });
 

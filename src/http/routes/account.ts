@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { formatRate, OPERATOR, type Billing } from '../../platform/index.js';
 import { errorResponses, noQuery } from '../schemas.js';
 
-const rate = { type: 'object', required: ['limit', 'quota', 'window_s'], properties: { limit: { type: 'string' }, quota: { type: 'integer' }, window_s: { type: 'integer' } } } as const;
+const rate = {
+  type: 'object',
+  required: ['limit', 'quota', 'window_s'],
+  properties: { limit: { type: 'string' }, quota: { type: 'integer' }, window_s: { type: 'integer' } },
+} as const;
 
 const response200 = {
   type: 'object',
@@ -19,7 +23,10 @@ const response200 = {
         subscription: { type: 'integer', description: 'Spent first; expire with the period.' },
         free: { type: 'integer' },
         purchased: { type: 'integer', description: 'Never expire.' },
-        expiring: { type: 'array', items: { type: 'object', properties: { credits: { type: 'integer' }, expires_at: { type: 'string', format: 'date-time' } } } },
+        expiring: {
+          type: 'array',
+          items: { type: 'object', properties: { credits: { type: 'integer' }, expires_at: { type: 'string', format: 'date-time' } } },
+        },
       },
     },
     subscriptions: {
@@ -61,7 +68,10 @@ export function accountRoutes(app: FastifyInstance, billing: Pick<Billing, 'summ
       return {
         ...s,
         unlimited: false,
-        subscriptions: s.subscriptions.map((sub) => ({ ...sub, rate_limit: { limit: formatRate(sub.rate_limit), quota: sub.rate_limit.quota, window_s: sub.rate_limit.windowS } })),
+        subscriptions: s.subscriptions.map((sub) => ({
+          ...sub,
+          rate_limit: { limit: formatRate(sub.rate_limit), quota: sub.rate_limit.quota, window_s: sub.rate_limit.windowS },
+        })),
       };
     },
   });

@@ -16,7 +16,22 @@ const querystring = queryString({
 const nullable = (type: string) => ({ type: [type, 'null'] });
 const result = {
   type: 'object',
-  required: ['id', 'url', 'title', 'company', 'location', 'remote', 'employment_type', 'salary_min', 'salary_max', 'salary_currency', 'skills', 'posted_at', 'source', 'snippet'],
+  required: [
+    'id',
+    'url',
+    'title',
+    'company',
+    'location',
+    'remote',
+    'employment_type',
+    'salary_min',
+    'salary_max',
+    'salary_currency',
+    'skills',
+    'posted_at',
+    'source',
+    'snippet',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     url: { type: 'string', format: 'uri' },

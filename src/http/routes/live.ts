@@ -9,6 +9,7 @@ import type { HttpClient } from '../../net/index.js';
 import type { Product } from '../../platform/index.js';
 import { errorResponses } from '../schemas.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: the table holds every engine's endpoint, each with its own query and result types
 type Endpoint = LiveEndpoint<any, any>;
 type Query = Record<string, unknown>;
 
@@ -66,22 +67,53 @@ export function liveRouteTable(e: LiveScrapers): LiveRoute[] {
     one('/v1/seller/products', "A seller's storefront results; sponsored cards dropped", m.sellerProducts, 'marketplace', 'required'),
     one('/v1/categories', "Top-level departments, or a node's children", m.categories, 'marketplace', 'required'),
     one('/v1/bestsellers', 'One best-sellers page: 30 ranked products, and the subcategories', m.bestsellers, 'marketplace', 'required'),
-    several('/v1/publisher/listing', "A publisher's article listing: engine=wire_listing (a wire section, 20 a page) or publisher_listing (any listing page by url, one page)", [
-      [e.publisher.wire, 'publisher'],
-      [e.publisher.listing, 'publisher'],
-    ]),
-    one('/v1/publisher/article', 'One news article: headline, byline, times, section, canonical URL, body paragraphs', e.publisher.article, 'publisher', 'optional'),
-    one('/v1/launches', "A day's launch leaderboard (today on the site's Pacific-time calendar, or date=YYYY-MM-DD), q filtering", e.launches.list, 'launches', 'optional'),
+    several(
+      '/v1/publisher/listing',
+      "A publisher's article listing: engine=wire_listing (a wire section, 20 a page) or publisher_listing (any listing page by url, one page)",
+      [
+        [e.publisher.wire, 'publisher'],
+        [e.publisher.listing, 'publisher'],
+      ],
+    ),
+    one(
+      '/v1/publisher/article',
+      'One news article: headline, byline, times, section, canonical URL, body paragraphs',
+      e.publisher.article,
+      'publisher',
+      'optional',
+    ),
+    one(
+      '/v1/launches',
+      "A day's launch leaderboard (today on the site's Pacific-time calendar, or date=YYYY-MM-DD), q filtering",
+      e.launches.list,
+      'launches',
+      'optional',
+    ),
     one('/v1/launches/product', 'One launch by slug: hunter, makers, description, images, comments, contact links', e.launches.product, 'launches', 'optional'),
-    one('/v1/company/reviews', "A company's review profile by domain: rating summary and one page of reviews", e.reviews.reviews, 'company_reviews', 'optional'),
+    one(
+      '/v1/company/reviews',
+      "A company's review profile by domain: rating summary and one page of reviews",
+      e.reviews.reviews,
+      'company_reviews',
+      'optional',
+    ),
     one('/v1/job-board/jobs', "One page of a job board's search results for q and location", e.jobBoard.listing, 'job_boards', 'optional'),
-    one('/v1/contacts', 'The emails, phones and social profiles a domain publishes, each with the page it was found on', e.contacts.contacts, 'contacts', 'optional'),
+    one(
+      '/v1/contacts',
+      'The emails, phones and social profiles a domain publishes, each with the page it was found on',
+      e.contacts.contacts,
+      'contacts',
+      'optional',
+    ),
   ];
 }
 
 const paramOf = (endpoint: Endpoint, name: string) => (endpoint.params as Record<string, Param<unknown> | undefined>)[name];
 const declared = (endpoint: Endpoint) => Object.keys(endpoint.params).map((name) => [name, paramOf(endpoint, name)!] as const);
-const requiredOf = (endpoint: Endpoint) => declared(endpoint).filter(([, p]) => p.required).map(([name]) => name);
+const requiredOf = (endpoint: Endpoint) =>
+  declared(endpoint)
+    .filter(([, p]) => p.required)
+    .map(([name]) => name);
 
 /**
  * One parameter of a path serving several engines, for the top-level schema (what
@@ -92,7 +124,9 @@ const requiredOf = (endpoint: Endpoint) => declared(endpoint).filter(([, p]) => 
  */
 function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
   const takers = route.filter((e) => paramOf(e, name));
+  // biome-ignore lint/suspicious/noExplicitAny: JSON Schema fragments, merged field by field
   const schemas = takers.map((e) => paramOf(e, name)!.schema as Record<string, any>);
+  // biome-ignore lint/suspicious/noExplicitAny: as above
   const out: Record<string, any> = { ...schemas[0] };
   for (const s of schemas.slice(1)) {
     if (s.type !== out.type) throw new Error(`live parameter ${name}: ${s.type} on one engine, ${out.type} on another`);
@@ -105,7 +139,11 @@ function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
     if (out.examples !== undefined || s.examples !== undefined) out.examples = [...new Set([...(out.examples ?? []), ...(s.examples ?? [])])];
   }
   if (!schemas.every((s) => s.description === schemas[0].description)) {
-    out.description = takers.map((e, i) => (schemas[i].description ? `${e.engine}: ${schemas[i].description}` : '')).filter(Boolean).join(' ') || undefined;
+    out.description =
+      takers
+        .map((e, i) => (schemas[i].description ? `${e.engine}: ${schemas[i].description}` : ''))
+        .filter(Boolean)
+        .join(' ') || undefined;
   }
   const defaults = route.map((e) => paramOf(e, name)?.schema.default);
   if (!defaults.every((d) => d !== undefined && d === defaults[0])) delete out.default;
@@ -113,8 +151,15 @@ function unionParam(name: string, route: Endpoint[]): Record<string, unknown> {
   const requires = (e: Endpoint) => paramOf(e, name)!.required === true;
   const notes: string[] = [];
   if (takers.length < route.length) notes.push(`engine=${takers.map((e) => `${e.engine}${requires(e) ? ' (required)' : ''}`).join(' or ')}`);
-  else if (takers.some(requires)) notes.push(`required on ${takers.filter(requires).map((e) => e.engine).join(', ')}`);
-  if (out.default === undefined && schemas.some((s) => s.default !== undefined)) notes.push(takers.map((e, i) => `default ${schemas[i].default ?? 'none'} on ${e.engine}`).join(', '));
+  else if (takers.some(requires))
+    notes.push(
+      `required on ${takers
+        .filter(requires)
+        .map((e) => e.engine)
+        .join(', ')}`,
+    );
+  if (out.default === undefined && schemas.some((s) => s.default !== undefined))
+    notes.push(takers.map((e, i) => `default ${schemas[i].default ?? 'none'} on ${e.engine}`).join(', '));
   if (notes.length) out.description = `${notes.join('; ')}${out.description ? `: ${out.description}` : '.'}`;
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
@@ -133,7 +178,8 @@ export function liveQuerystring(route: LiveRoute): Record<string, unknown> {
   const engine = {
     type: 'string',
     enum: names,
-    description: names.length > 1 ? 'The engine that answers (and is metered).' : route.engineRequired ? `Must be ${names[0]}.` : `May be left out; ${names[0]} if sent.`,
+    description:
+      names.length > 1 ? 'The engine that answers (and is metered).' : route.engineRequired ? `Must be ${names[0]}.` : `May be left out; ${names[0]} if sent.`,
   };
   const engineRequired = route.engineRequired ? ['engine'] : [];
   // First of all (Ajv applies allOf before the rest): `engine`, so a wrong one is named as such.
@@ -158,6 +204,7 @@ export function liveQuerystring(route: LiveRoute): Record<string, unknown> {
       pick,
       ...endpoints.map((e) => ({
         if: { type: 'object', required: ['engine'], properties: { engine: { const: e.engine } } },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable
         then: {
           type: 'object',
           additionalProperties: false,

@@ -13,12 +13,24 @@ const volume200 = {
     total: { type: 'integer' },
     days: {
       type: 'array',
-      items: { type: 'object', required: ['date', 'count', 'by_source'], properties: { date: { type: 'string', format: 'date' }, count: { type: 'integer' }, by_source: { type: 'object', additionalProperties: { type: 'integer' } } } },
+      items: {
+        type: 'object',
+        required: ['date', 'count', 'by_source'],
+        properties: {
+          date: { type: 'string', format: 'date' },
+          count: { type: 'integer' },
+          by_source: { type: 'object', additionalProperties: { type: 'integer' } },
+        },
+      },
     },
     sources: { type: 'array', items: { type: 'object', required: ['name', 'count'], properties: { name: { type: 'string' }, count: { type: 'integer' } } } },
   },
 } as const;
-const named = (extra: Record<string, unknown>) => ({ type: 'object', required: ['name', ...Object.keys(extra)], properties: { name: { type: 'string' }, ...extra } });
+const named = (extra: Record<string, unknown>) => ({
+  type: 'object',
+  required: ['name', ...Object.keys(extra)],
+  properties: { name: { type: 'string' }, ...extra },
+});
 const skills200 = {
   type: 'object',
   required: ['interval', 'since', 'until', 'skills'],
@@ -31,7 +43,14 @@ const skills200 = {
       items: named({
         category: { type: 'string' },
         total: { type: 'integer' },
-        series: { type: 'array', items: { type: 'object', required: ['period_start', 'postings'], properties: { period_start: { type: 'string', format: 'date' }, postings: { type: 'integer' } } } },
+        series: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['period_start', 'postings'],
+            properties: { period_start: { type: 'string', format: 'date' }, postings: { type: 'integer' } },
+          },
+        },
         co_occurring: { type: 'array', items: named({ postings: { type: 'integer' } }) },
       }),
     },
@@ -67,7 +86,10 @@ const range = {
   until: { description: 'Inclusive upper bound (RFC 3339).' },
 };
 
-const skillsQuery = queryString({ skills: { description: 'Comma-separated skills (vocabulary names or aliases).' }, ...range, interval: { enum: ['week', 'month'], default: 'month' } }, ['skills']);
+const skillsQuery = queryString(
+  { skills: { description: 'Comma-separated skills (vocabulary names or aliases).' }, ...range, interval: { enum: ['week', 'month'], default: 'month' } },
+  ['skills'],
+);
 /** /v1/market/skills's query string as the schema lets it through: typed, defaults filled in. */
 interface SkillsQueryString {
   skills: string;
@@ -76,13 +98,16 @@ interface SkillsQueryString {
   interval: 'week' | 'month';
 }
 
-const volumeQuery = queryString({
-  q: { maxLength: 1000, description: 'Keywords (the /v1/news query language).' },
-  sources: { description: 'Comma-separated source names to keep.' },
-  exclude_sources: { description: 'Comma-separated source names to drop.' },
-  ...range,
-  include_edits: { type: 'boolean', default: false, description: 'Every revision counted (true) or first publications only.' },
-}, ['q']);
+const volumeQuery = queryString(
+  {
+    q: { maxLength: 1000, description: 'Keywords (the /v1/news query language).' },
+    sources: { description: 'Comma-separated source names to keep.' },
+    exclude_sources: { description: 'Comma-separated source names to drop.' },
+    ...range,
+    include_edits: { type: 'boolean', default: false, description: 'Every revision counted (true) or first publications only.' },
+  },
+  ['q'],
+);
 interface VolumeQueryString {
   q: string;
   sources?: string;
@@ -142,7 +167,12 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
     },
     handler: async (req) => {
       const { sources, exclude_sources, since, until, ...rest } = req.query;
-      return newsVolumeByKeyword(deps, { ...rest, sources: csv('sources', sources), exclude_sources: csv('exclude_sources', exclude_sources), ...timeRange(since, until) });
+      return newsVolumeByKeyword(deps, {
+        ...rest,
+        sources: csv('sources', sources),
+        exclude_sources: csv('exclude_sources', exclude_sources),
+        ...timeRange(since, until),
+      });
     },
   });
   app.post<{ Body: VolumeBody }>('/v1/market/news-volume', {
@@ -161,12 +191,22 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
   });
   app.get<{ Querystring: { category?: string } }>('/v1/taxonomies/skills', {
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
-    schema: { summary: 'The reviewed skill vocabulary', security, querystring: queryString({ category: { enum: [...deps.vocabulary.categories] } }), response: { 200: taxonomySkills200, ...errors } },
+    schema: {
+      summary: 'The reviewed skill vocabulary',
+      security,
+      querystring: queryString({ category: { enum: [...deps.vocabulary.categories] } }),
+      response: { 200: taxonomySkills200, ...errors },
+    },
     handler: async (req) => skillsTaxonomy(deps.vocabulary, req.query),
   });
   app.get('/v1/taxonomies/sources', {
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
-    schema: { summary: 'News sources with language and country where known', security, querystring: queryString({}), response: { 200: taxonomySources200, ...errors } },
+    schema: {
+      summary: 'News sources with language and country where known',
+      security,
+      querystring: queryString({}),
+      response: { 200: taxonomySources200, ...errors },
+    },
     handler: async () => sourcesTaxonomy(deps.store.listSources(), deps.outlets.list()),
   });
 }

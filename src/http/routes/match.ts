@@ -8,7 +8,12 @@ const body = {
   additionalProperties: false,
   description: 'The whole body is optional: an empty request pages the corpus newest-first.',
   properties: {
-    model: { type: 'string', maxLength: 100, default: MODEL, description: 'Embedding space of `vector`; only `bge-m3`. Ignored in text mode and with no query.' },
+    model: {
+      type: 'string',
+      maxLength: 100,
+      default: MODEL,
+      description: 'Embedding space of `vector`; only `bge-m3`. Ignored in text mode and with no query.',
+    },
     vector: { type: 'array', minItems: DIMS, maxItems: DIMS, items: { type: 'number' }, description: 'A bge-m3 vector (normalised by the service).' },
     text: { type: 'string', minLength: 1, maxLength: 4000, description: 'Text embedded by the service.' },
     order: { type: 'string', enum: ['time', 'relevance'], default: 'time' },

@@ -3,17 +3,20 @@ import { NEWS_SORTS, Q_MAX, searchNews, type NewsDeps, type NewsQuery, type News
 import { csv, timeRange } from '../params.js';
 import { ARTICLE_FIELDS, articleFields, errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
-export const querystring = queryString({
-  q: { maxLength: Q_MAX, description: 'Keywords, all required; "a phrase", a OR b, -excluded, prefix*. Case, diacritics and width are folded.' },
-  sources: { description: 'Comma-separated source names (GET /v1/sources) to keep.' },
-  exclude_sources: { description: 'Comma-separated source names to drop.' },
-  since: { description: 'Inclusive lower bound on event_time (RFC 3339).' },
-  until: { description: 'Inclusive upper bound on event_time (RFC 3339).' },
-  sort: { enum: [...NEWS_SORTS], default: 'time', description: 'time: newest first; relevance: BM25.' },
-  include_edits: { type: 'boolean', default: false, description: 'Every revision a row (true) or first publications only.' },
-  limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-  cursor: { description: '`next_cursor` of the previous page, with every other parameter but limit unchanged.' },
-}, ['q']);
+export const querystring = queryString(
+  {
+    q: { maxLength: Q_MAX, description: 'Keywords, all required; "a phrase", a OR b, -excluded, prefix*. Case, diacritics and width are folded.' },
+    sources: { description: 'Comma-separated source names (GET /v1/sources) to keep.' },
+    exclude_sources: { description: 'Comma-separated source names to drop.' },
+    since: { description: 'Inclusive lower bound on event_time (RFC 3339).' },
+    until: { description: 'Inclusive upper bound on event_time (RFC 3339).' },
+    sort: { enum: [...NEWS_SORTS], default: 'time', description: 'time: newest first; relevance: BM25.' },
+    include_edits: { type: 'boolean', default: false, description: 'Every revision a row (true) or first publications only.' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+    cursor: { description: '`next_cursor` of the previous page, with every other parameter but limit unchanged.' },
+  },
+  ['q'],
+);
 
 const result = {
   type: 'object',
@@ -49,7 +52,12 @@ export function newsQuery(p: NewsQueryString): NewsQuery {
 export function newsRoutes(app: FastifyInstance, deps: NewsDeps): void {
   app.get<{ Querystring: NewsQueryString }>('/v1/news', {
     config: { auth: true, product: 'news', badInput: 'bad_parameter' },
-    schema: { summary: 'Keyword search over the news corpus', security, querystring, response: { 200: response200, ...errorResponses(400, 401, 403, 429, 503) } },
+    schema: {
+      summary: 'Keyword search over the news corpus',
+      security,
+      querystring,
+      response: { 200: response200, ...errorResponses(400, 401, 403, 429, 503) },
+    },
     handler: async (req) => searchNews(deps, newsQuery(req.query)),
   });
 }

@@ -43,7 +43,10 @@ const QUIET = 'warn';
 async function operatorOnly(req: FastifyRequest): Promise<void> {
   const key = req.apiKey;
   if (!key || key.account !== OPERATOR || key.scopes) {
-    throw new AppError('forbidden', 'GET /metrics needs an operator Bearer key with no scopes (newsmatch keys create); or set METRICS_PUBLIC=on or METRICS_LISTEN');
+    throw new AppError(
+      'forbidden',
+      'GET /metrics needs an operator Bearer key with no scopes (newsmatch keys create); or set METRICS_PUBLIC=on or METRICS_LISTEN',
+    );
   }
 }
 

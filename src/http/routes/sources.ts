@@ -34,7 +34,12 @@ export interface SourcesDeps {
 export function sourcesRoutes(app: FastifyInstance, deps: SourcesDeps): void {
   app.get('/v1/sources', {
     config: { auth: true, product: 'sources' },
-    schema: { summary: 'The outlets served, sorted by name', security, querystring: noQuery, response: { 200: response200, ...errorResponses(401, 403, 422, 429, 503) } },
+    schema: {
+      summary: 'The outlets served, sorted by name',
+      security,
+      querystring: noQuery,
+      response: { 200: response200, ...errorResponses(401, 403, 422, 429, 503) },
+    },
     handler: async () => {
       // Every source with articles and every enabled outlet (one not polled yet has none);
       // outlets switched off with `sources disable` are left out (their articles stay searchable).

@@ -18,7 +18,8 @@ describe('emailsInText: plain addresses', () => {
     expect(emailsInText('Info@ACME.de, info@acme.de; INFO@acme.DE and support@help.acme.de.')).toEqual(['Info@acme.de', 'support@help.acme.de']);
   });
   it('drops asset names, placeholders and trackers', () => {
-    const junk = 'logo@2x.png icon@3x.webp name@example.com you@sub.example.org me@domain.com x@email.com a@yourdomain.de your.name@acme.de 0123456789abcdef0123456789abcdef@o1.ingest.sentry.io bug@sentry.io 605a7baede844d278b89dc95ae0a9123@sentry-next.wixpress.com';
+    const junk =
+      'logo@2x.png icon@3x.webp name@example.com you@sub.example.org me@domain.com x@email.com a@yourdomain.de your.name@acme.de 0123456789abcdef0123456789abcdef@o1.ingest.sentry.io bug@sentry.io 605a7baede844d278b89dc95ae0a9123@sentry-next.wixpress.com';
     expect(emailsInText(`${junk} real@acme.de`)).toEqual(['real@acme.de']);
   });
 });
@@ -58,6 +59,6 @@ describe('decodeCfEmail', () => {
     expect(decodeCfEmail('42')).toBeNull();
     expect(decodeCfEmail('4223022')).toBeNull();
     expect(decodeCfEmail('zz2302')).toBeNull();
-    expect(decodeCfEmail(cfEncode(0x42, 'x').slice(0, 2) + 'ff')).toBeNull(); // 0xff ^ 0x42 = 0xbd, a lone UTF-8 continuation byte
+    expect(decodeCfEmail(`${cfEncode(0x42, 'x').slice(0, 2)}ff`)).toBeNull(); // 0xff ^ 0x42 = 0xbd, a lone UTF-8 continuation byte
   });
 });

@@ -24,7 +24,8 @@ export function decodeCfEmail(hex: string): string | null {
 // Asset names that look like addresses: "logo@2x.png", "icon@3x.webp", "bundle@1.2.js".
 const ASSET_TLD = /^(?:png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?|css|s?js|mjs|json|map|woff2?|ttf|otf|eot|mp[34]|webm|pdf)$/;
 // Placeholders from form hints and templates, and error trackers' ingest addresses.
-const JUNK_DOMAIN = /(?:^|\.)(?:example\.(?:com|org|net)|domain\.com|email\.com|sentry\.io|wixpress\.com)$|(?:^|\.)(?:your-?domain|your-?site|your-?company)\.[a-z]+$/;
+const JUNK_DOMAIN =
+  /(?:^|\.)(?:example\.(?:com|org|net)|domain\.com|email\.com|sentry\.io|wixpress\.com)$|(?:^|\.)(?:your-?domain|your-?site|your-?company)\.[a-z]+$/;
 const JUNK_LOCAL = /^(?:your[._-]?(?:name|email|mail)|first[._-]?(?:name)?[._-]?last(?:name)?|vorname[._-]?nachname|max[._-]?mustermann|[0-9a-f]{32})$/;
 
 /** An address with its domain lower-cased, or null when it is not one or is a placeholder or tracker. */
@@ -63,7 +64,9 @@ export function emailsInText(text: string): string[] {
 /** The addresses of a mailto: href ("mailto:a@x.de,b@x.de?subject=…"), entities and percent-encoding undone. */
 export function emailsFromMailto(href: string): string[] {
   // The parser has decoded one level of entities already; pages that encode twice need another.
-  let v = decodeHTML(href).replace(/^\s*mailto:/i, '').split('?')[0]!;
+  let v = decodeHTML(href)
+    .replace(/^\s*mailto:/i, '')
+    .split('?')[0]!;
   try {
     v = decodeURIComponent(v);
   } catch {

@@ -7,6 +7,7 @@
  * `pages` says what became of each page tried.
  */
 import { AppError } from '../../errors.js';
+import type { Page } from '../../net/index.js';
 import { bad, type Param } from '../declare.js';
 import type { LiveCall, LiveEndpoint } from '../scraper.js';
 import type { CountryCode, PageContacts } from './extract.js';
@@ -46,7 +47,13 @@ const DOMAIN_WHAT = 'a domain name such as example.com, without scheme or path';
  * schema checks only that it is text).
  */
 const domainParam: Param<string> = {
-  schema: { type: 'string', minLength: 1, maxLength: 300, examples: ['example.com'], description: `${DOMAIN_WHAT[0].toUpperCase()}${DOMAIN_WHAT.slice(1)}; an internationalised one is read as its punycode.` },
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 300,
+    examples: ['example.com'],
+    description: `${DOMAIN_WHAT[0].toUpperCase()}${DOMAIN_WHAT.slice(1)}; an internationalised one is read as its punycode.`,
+  },
   required: true,
   read: (value, name) => {
     let host = value.trim().toLowerCase().replace(/\.$/, '');
@@ -85,7 +92,7 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
       pages.push({ url, status: 'disallowed', detail: refusal });
       return null;
     }
-    let page;
+    let page: Page;
     try {
       page = await call.get(url, { untrusted: true, offSite: 'stop', cutAt: opts.pageBytes });
     } catch (e) {
@@ -98,7 +105,11 @@ async function crawl(domain: string, call: LiveCall, opts: ContactsOptions) {
       pages.push({ url, status: 'redirected_off_site', detail: `redirected to ${page.redirectedTo}, not followed` });
       return null;
     }
-    pages.push({ url: page.url, status: page.truncated ? 'truncated' : 'read', detail: page.truncated ? `cut at ${opts.pageBytes} bytes (CONTACTS_PAGE_BYTES)` : null });
+    pages.push({
+      url: page.url,
+      status: page.truncated ? 'truncated' : 'read',
+      detail: page.truncated ? `cut at ${opts.pageBytes} bytes (CONTACTS_PAGE_BYTES)` : null,
+    });
     const { contacts, hints, links } = await call.parse('readContactsPage', page.html, page.url, home, opts.maxPages - 1);
     collect(contacts, page.url);
     return { hints, links };

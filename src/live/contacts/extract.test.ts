@@ -66,15 +66,21 @@ describe('extractContacts', () => {
 
 describe('visibleText', () => {
   it('skips scripts, styles and head, and breaks lines at blocks but not inline elements', () => {
-    const doc = loadPage('<html><head><title>T</title></head><body><div>Tel <b>030</b> 1234567</div><table><tr><td>a</td><td>b</td></tr></table><script>x</script><style>y</style>end</body></html>');
+    const doc = loadPage(
+      '<html><head><title>T</title></head><body><div>Tel <b>030</b> 1234567</div><table><tr><td>a</td><td>b</td></tr></table><script>x</script><style>y</style>end</body></html>',
+    );
     expect(visibleText(doc)).toBe('\nTel 030 1234567\na\nb\nend');
   });
 });
 
 describe('the labels of tel: and fax: links', () => {
-  const phones = (body: string, head = '') => extractContacts(loadPage(`<html lang="de-DE"><head>${head}</head><body>${body}</body></html>`), 'https://acme.de/', ['DE']).phones;
+  const phones = (body: string, head = '') =>
+    extractContacts(loadPage(`<html lang="de-DE"><head>${head}</head><body>${body}</body></html>`), 'https://acme.de/', ['DE']).phones;
   it('is a fax where the text before the link, its own text or the cell before says so', () => {
-    expect(phones('<p>Tel.: <a href="tel:+49301234567">030 1234567</a><br>Fax: <a href="tel:+49301234568">030 1234568</a></p>').map((p) => p.kind)).toEqual(['phone', 'fax']);
+    expect(phones('<p>Tel.: <a href="tel:+49301234567">030 1234567</a><br>Fax: <a href="tel:+49301234568">030 1234568</a></p>').map((p) => p.kind)).toEqual([
+      'phone',
+      'fax',
+    ]);
     expect(phones('<p><a href="tel:030-1234568">Telefax 030 1234568</a></p>')[0]!.kind).toBe('fax');
     expect(phones('<table><tr><td>Fax</td><td><a href="tel:+49301234568">030 1234568</a></td></tr></table>')[0]!.kind).toBe('fax');
     // a label in an earlier paragraph labels nothing here
@@ -166,7 +172,12 @@ describe('readContactsPage on real pages of other sites: nothing invented', () =
     expect(page.contacts.phones).toEqual([]);
     expect(page.contacts.emails).toEqual(['TBeaumont@ap.org']); // the NewsArticle's author Person, "email":"TBeaumont@ap.org"
     // twitter.com/AP, instagram.com/apnews, facebook.com/APNews, the reporter's twitter.com/TomBeaumont; not the share links
-    expect(page.contacts.socials.map((s) => s.url).sort()).toEqual(['https://facebook.com/APNews', 'https://instagram.com/apnews', 'https://x.com/ap', 'https://x.com/tombeaumont']);
+    expect(page.contacts.socials.map((s) => s.url).sort()).toEqual([
+      'https://facebook.com/APNews',
+      'https://instagram.com/apnews',
+      'https://x.com/ap',
+      'https://x.com/tombeaumont',
+    ]);
     expectOnPage(html, page.contacts);
   });
 });

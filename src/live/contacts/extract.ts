@@ -24,7 +24,9 @@ export interface PageContacts {
 
 /** The page's visible text, a line per block element (so numbers in neighbouring cells do not run together). */
 export function visibleText(doc: Document): string {
-  return renderedText(doc).replace(/[ \t\u00a0]+/g, ' ').replace(/ ?\n\s*/g, '\n');
+  return renderedText(doc)
+    .replace(/[ \t\u00a0]+/g, ' ')
+    .replace(/ ?\n\s*/g, '\n');
 }
 
 /** Every string under `key` anywhere in the page's JSON-LD blocks (in @graph, contactPoint, arrays …). */
@@ -52,7 +54,33 @@ function jsonLdValues(doc: Document, keys: readonly string[]): Map<string, strin
 }
 
 /** Elements that end a label: what stands before them does not label a link after them. */
-const LABEL_BREAK = new Set(['BR', 'P', 'DIV', 'LI', 'TD', 'TH', 'TR', 'DT', 'DD', 'HR', 'TABLE', 'UL', 'OL', 'SECTION', 'ARTICLE', 'HEADER', 'FOOTER', 'NAV', 'ADDRESS', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+const LABEL_BREAK = new Set([
+  'BR',
+  'P',
+  'DIV',
+  'LI',
+  'TD',
+  'TH',
+  'TR',
+  'DT',
+  'DD',
+  'HR',
+  'TABLE',
+  'UL',
+  'OL',
+  'SECTION',
+  'ARTICLE',
+  'HEADER',
+  'FOOTER',
+  'NAV',
+  'ADDRESS',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+]);
 
 /**
  * The words that label a tel: link: the text before it in its line ("Fax: <a href=tel:…>"),
@@ -86,7 +114,10 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
   const links = Array.from(doc.querySelectorAll('a[href], area[href]'));
   const ld = jsonLdValues(doc, ['email', 'telephone', 'faxNumber', 'sameAs']);
 
-  const cf = [...links.map((a) => a.getAttribute('href')!.match(/\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i)?.[1]), ...Array.from(doc.querySelectorAll('[data-cfemail]'), (e) => e.getAttribute('data-cfemail'))];
+  const cf = [
+    ...links.map((a) => a.getAttribute('href')!.match(/\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i)?.[1]),
+    ...Array.from(doc.querySelectorAll('[data-cfemail]'), (e) => e.getAttribute('data-cfemail')),
+  ];
   const emails = dedupe([
     ...links.flatMap((a) => (/^\s*mailto:/i.test(a.getAttribute('href')!) ? emailsFromMailto(a.getAttribute('href')!) : [])),
     ...cf.flatMap((hex) => emailsInText((hex && decodeCfEmail(hex)) ?? '')),
@@ -95,7 +126,9 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
   ]);
 
   const phones = new Map<string, Phone>();
-  const tels = links.filter((a) => /^\s*(?:tel|fax):/i.test(a.getAttribute('href')!)).map((a) => phoneFromTel(a.getAttribute('href')!, hints, a.textContent, numberKind(linkLabel(a))));
+  const tels = links
+    .filter((a) => /^\s*(?:tel|fax):/i.test(a.getAttribute('href')!))
+    .map((a) => phoneFromTel(a.getAttribute('href')!, hints, a.textContent, numberKind(linkLabel(a))));
   const fromLd = [...ld.get('telephone')!.map((t) => phoneFromTel(t, hints)), ...ld.get('faxNumber')!.map((t) => phoneFromTel(t, hints, null, 'fax'))];
   for (const p of [...tels, ...fromLd, ...phonesInText(text, hints)]) {
     if (p && !phones.has(p.e164)) phones.set(p.e164, p);
@@ -115,7 +148,12 @@ export function extractContacts(doc: Document, pageUrl: string, hints: readonly 
  * links as contact, imprint, about or team (at most `maxLinks`). Plain data in and out, so it
  * runs in a parse worker.
  */
-export function readContactsPage(html: string, pageUrl: string, home: { hints: CountryCode[] } | null, maxLinks: number): { contacts: PageContacts; hints: CountryCode[]; links: string[] } {
+export function readContactsPage(
+  html: string,
+  pageUrl: string,
+  home: { hints: CountryCode[] } | null,
+  maxLinks: number,
+): { contacts: PageContacts; hints: CountryCode[]; links: string[] } {
   const doc = loadPage(html);
   const text = visibleText(doc);
   const own = countryHints(doc, pageUrl, text);

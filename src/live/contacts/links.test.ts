@@ -41,7 +41,9 @@ describe('contactPageLinks', () => {
     expect(contactPageLinks(loadPage(html), PAGE, 0)).toEqual([]);
   });
   it('matches on the path when the text says nothing, and respects <base>', () => {
-    const doc = loadPage('<html><head><base href="https://acme.co.uk/en/"></head><body><a href="contact-us.aspx">›</a><a href="about-us">›</a><a href="https://acme.co.uk/en/">Contact</a></body></html>');
+    const doc = loadPage(
+      '<html><head><base href="https://acme.co.uk/en/"></head><body><a href="contact-us.aspx">›</a><a href="about-us">›</a><a href="https://acme.co.uk/en/">Contact</a></body></html>',
+    );
     expect(contactPageLinks(doc, 'https://acme.co.uk/en/', 5)).toEqual(['https://acme.co.uk/en/contact-us.aspx', 'https://acme.co.uk/en/about-us']);
   });
   it('keeps the best rank of a page linked twice', () => {

@@ -10,8 +10,14 @@
  */
 const KINDS: { path: RegExp; text: RegExp }[] = [
   { path: /(?:^|[-_])(?:contact|kontakt|contacto|contatti|contato|contactez)/, text: /(?:^|[^\p{L}])(?:contact|kontakt|contacto|contatti|contato|contactez)/u },
-  { path: /(?:^|[-_])(?:imprint|impressum|mentions-legales|legal-notice|aviso-legal|colofon)/, text: /(?:^|[^\p{L}])(?:imprint|impressum|mentions légales|mentions legales|legal notice|aviso legal|colofon)/u },
-  { path: /(?:^|[-_])(?:about|über-uns|ueber-uns|uber-uns|chi-siamo|qui-sommes-nous|quienes-somos|sobre-nosotros|over-ons|company|unternehmen)/, text: /(?:^|[^\p{L}])(?:about|über uns|ueber uns|chi siamo|qui sommes|quiénes somos|quienes somos|sobre nosotros|over ons|company|unternehmen)/u },
+  {
+    path: /(?:^|[-_])(?:imprint|impressum|mentions-legales|legal-notice|aviso-legal|colofon)/,
+    text: /(?:^|[^\p{L}])(?:imprint|impressum|mentions légales|mentions legales|legal notice|aviso legal|colofon)/u,
+  },
+  {
+    path: /(?:^|[-_])(?:about|über-uns|ueber-uns|uber-uns|chi-siamo|qui-sommes-nous|quienes-somos|sobre-nosotros|over-ons|company|unternehmen)/,
+    text: /(?:^|[^\p{L}])(?:about|über uns|ueber uns|chi siamo|qui sommes|quiénes somos|quienes somos|sobre nosotros|over ons|company|unternehmen)/u,
+  },
   { path: /(?:^|[-_])(?:team|people|staff|ansprechpartner)/, text: /(?:^|[^\p{L}])(?:team|people|staff|ansprechpartner)/u },
 ];
 
@@ -66,5 +72,8 @@ export function contactPageLinks(doc: Document, pageUrl: string, max: number): s
     if (rank >= 0 && (!seen || rank < seen.rank)) best.set(key, { url: seen?.url ?? url.href, rank });
   }
   // Map order is first-seen order and the sort is stable, so page order holds within a rank.
-  return [...best.values()].sort((a, b) => a.rank - b.rank).slice(0, Math.max(0, max)).map((l) => l.url);
+  return [...best.values()]
+    .sort((a, b) => a.rank - b.rank)
+    .slice(0, Math.max(0, max))
+    .map((l) => l.url);
 }

@@ -58,7 +58,10 @@ describe('phonesInText', () => {
 describe('countryHints', () => {
   const page = (head: string, lang = '') => loadPage(`<!doctype html><html${lang}><head>${head}</head><body></body></html>`);
   it('reads lang, og:locale, the page own hreflang, then the TLD, US last', () => {
-    const doc = page('<meta property="og:locale" content="fr_CH"><link rel="alternate" hreflang="it-IT" href="https://acme.co.uk/it/"><link rel="alternate" hreflang="es-ES" href="/es/"><link rel="alternate" hreflang="nl-NL" href="https://acme.co.uk/kontakt">', ' lang="de-AT"');
+    const doc = page(
+      '<meta property="og:locale" content="fr_CH"><link rel="alternate" hreflang="it-IT" href="https://acme.co.uk/it/"><link rel="alternate" hreflang="es-ES" href="/es/"><link rel="alternate" hreflang="nl-NL" href="https://acme.co.uk/kontakt">',
+      ' lang="de-AT"',
+    );
     expect(countryHints(doc, 'https://acme.co.uk/kontakt/')).toEqual(['AT', 'CH', 'NL', 'GB', 'US']);
   });
   it('dedupes, keeping the first place', () => {
@@ -80,11 +83,14 @@ describe('countryHints', () => {
 describe('countryHints from the address and the labels', () => {
   const page = (body: string, head = '', lang = '') => loadPage(`<!doctype html><html${lang}><head>${head}</head><body>${body}</body></html>`);
   it("reads the address's country from JSON-LD (a code or a name, in any language), microdata and geo.region, ahead of the TLD", () => {
-    const ld = (v: unknown) => `<script type="application/ld+json">${JSON.stringify({ '@type': 'Organization', address: { '@type': 'PostalAddress', addressCountry: v } })}</script>`;
+    const ld = (v: unknown) =>
+      `<script type="application/ld+json">${JSON.stringify({ '@type': 'Organization', address: { '@type': 'PostalAddress', addressCountry: v } })}</script>`;
     expect(countryHints(page('', ld('AT')), 'https://acme.de/')).toEqual(['AT', 'DE', 'US']);
     expect(countryHints(page('', ld('Deutschland')), 'https://acme.com/')).toEqual(['DE', 'US']);
     expect(countryHints(page('', ld({ '@type': 'Country', name: 'Switzerland' })), 'https://acme.com/')).toEqual(['CH', 'US']);
-    expect(countryHints(page('<p itemscope itemtype="https://schema.org/PostalAddress"><span itemprop="addressCountry">Österreich</span></p>'), 'https://acme.com/')).toEqual(['AT', 'US']);
+    expect(
+      countryHints(page('<p itemscope itemtype="https://schema.org/PostalAddress"><span itemprop="addressCountry">Österreich</span></p>'), 'https://acme.com/'),
+    ).toEqual(['AT', 'US']);
     expect(countryHints(page('', '<meta name="geo.region" content="DE-NI">'), 'https://acme.com/')).toEqual(['DE', 'US']);
     expect(countryHints(page('', ld('Atlantis')), 'https://acme.com/')).toEqual(['US']);
   });
@@ -101,8 +107,26 @@ describe('countryHints from the address and the labels', () => {
 describe('numberKind and the kind of numbers in text', () => {
   it('is a fax where the label before the number ends in a fax word', () => {
     const kinds = (label: string) => numberKind(label);
-    expect(['Fax', 'Fax:', 'Telefax ', 'Fax-Nr.: ', 'Faxnummer', 'T: 030 1 / F: ', 'fax.'].map(kinds)).toEqual(['fax', 'fax', 'fax', 'fax', 'fax', 'fax', 'fax']);
-    expect(['', 'Tel.', 'Telefon:', 'Fon', 'Phone', 'Tel./Fax:', 'Telefon und Fax:', 'Ref. ', 'Faxen Sie uns an '].map(kinds)).toEqual(['phone', 'phone', 'phone', 'phone', 'phone', 'phone', 'phone', 'phone', 'phone']);
+    expect(['Fax', 'Fax:', 'Telefax ', 'Fax-Nr.: ', 'Faxnummer', 'T: 030 1 / F: ', 'fax.'].map(kinds)).toEqual([
+      'fax',
+      'fax',
+      'fax',
+      'fax',
+      'fax',
+      'fax',
+      'fax',
+    ]);
+    expect(['', 'Tel.', 'Telefon:', 'Fon', 'Phone', 'Tel./Fax:', 'Telefon und Fax:', 'Ref. ', 'Faxen Sie uns an '].map(kinds)).toEqual([
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+      'phone',
+    ]);
   });
   it('labels each number by what stands before it: on its line, after the last number, or on a short line above', () => {
     const text = 'Tel.: 030 1234567 / Fax: 030 1234568\nFax 040 1111111, 040 2222222\nFax\n089 123456\nZentrale\n089 654321';

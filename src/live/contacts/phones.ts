@@ -3,7 +3,14 @@
  * which decide how a number written without "+" is read ("030 1234567" is Berlin under DE);
  * and whether the page labels a number as a fax.
  */
-import { findPhoneNumbersInText, getCountries, isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
+import {
+  findPhoneNumbersInText,
+  getCountries,
+  isSupportedCountry,
+  parsePhoneNumberFromString,
+  type CountryCode,
+  type PhoneNumber,
+} from 'libphonenumber-js/max';
 import { ldBlocks } from '../json-ld.js';
 import { renderedText } from '../page.js';
 
@@ -26,7 +33,12 @@ const VANITY_TLD = new Set(['ac', 'ai', 'cc', 'co', 'fm', 'gg', 'io', 'la', 'ly'
 /** The region subtag of a BCP 47 / POSIX locale: "de-DE" → "DE", "zh-Hant-TW" → "TW", "de" → null. */
 function regionOf(locale: string | null | undefined): string | null {
   const parts = (locale ?? '').trim().split(/[-_]/);
-  return parts.slice(1).find((p) => /^[a-z]{2}$/i.test(p))?.toUpperCase() ?? null;
+  return (
+    parts
+      .slice(1)
+      .find((p) => /^[a-z]{2}$/i.test(p))
+      ?.toUpperCase() ?? null
+  );
 }
 
 const sameUrl = (a: string, b: string): boolean => a.replace(/#.*$/, '').replace(/\/$/, '') === b.replace(/#.*$/, '').replace(/\/$/, '');
@@ -75,7 +87,13 @@ function addressCountries(doc: Document): string[] {
     if (depth > 8 || !v || typeof v !== 'object') return;
     if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
     for (const [k, x] of Object.entries(v)) {
-      if (k === 'addressCountry') out.push(...[x].flat().map((c) => countryCode(typeof c === 'string' ? c : (c as { name?: unknown })?.name)).filter((c): c is string => !!c));
+      if (k === 'addressCountry')
+        out.push(
+          ...[x]
+            .flat()
+            .map((c) => countryCode(typeof c === 'string' ? c : (c as { name?: unknown })?.name))
+            .filter((c): c is string => !!c),
+        );
       else walk(x, depth + 1);
     }
   };
@@ -209,7 +227,7 @@ export function numberKind(label: string): PhoneKind {
 const MAX_RUNS = 2000;
 /** A date as a run of digits: "12.03.2024", "2024-03-12", "03/12/2024". */
 const DATE = /^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2})$/;
-const NUMBER_RUN = /[+(]?\d[\d \t().\/\u00a0-]*\d\)?/g;
+const NUMBER_RUN = /[+(]?\d[\d \t()./\u00a0-]*\d\)?/g;
 
 /**
  * The runs in `text` that hold at least 5 digits (the least a phone number has), each with its

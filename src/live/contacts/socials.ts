@@ -20,20 +20,101 @@ interface Network {
 }
 
 // Pages every network has that are never a profile.
-const NOT_PROFILE = new Set(['share', 'sharer', 'sharer.php', 'intent', 'login', 'logout', 'signup', 'home', 'home.php', 'privacy', 'legal', 'help', 'policy', 'policies', 'terms', 'tos', 'about', 'settings', 'search', 'explore', 'hashtag', 'dialog', 'plugins']);
+const NOT_PROFILE = new Set([
+  'share',
+  'sharer',
+  'sharer.php',
+  'intent',
+  'login',
+  'logout',
+  'signup',
+  'home',
+  'home.php',
+  'privacy',
+  'legal',
+  'help',
+  'policy',
+  'policies',
+  'terms',
+  'tos',
+  'about',
+  'settings',
+  'search',
+  'explore',
+  'hashtag',
+  'dialog',
+  'plugins',
+]);
 const reserved = (...words: string[]): Set<string> => new Set([...NOT_PROFILE, ...words]);
 
-const FB_RESERVED = reserved('watch', 'events', 'marketplace', 'gaming', 'photo', 'photos', 'ads', 'business', 'notes', 'reel', 'reels', 'stories', 'messages', 'friends', 'bookmarks', 'tr');
+const FB_RESERVED = reserved(
+  'watch',
+  'events',
+  'marketplace',
+  'gaming',
+  'photo',
+  'photos',
+  'ads',
+  'business',
+  'notes',
+  'reel',
+  'reels',
+  'stories',
+  'messages',
+  'friends',
+  'bookmarks',
+  'tr',
+);
 const IG_RESERVED = reserved('p', 'reel', 'reels', 'tv', 'stories', 'accounts', 'direct', 'developer', 'web');
 const X_RESERVED = reserved('i', 'share', 'messages', 'notifications', 'compose', 'en');
-const GH_RESERVED = reserved('features', 'pricing', 'join', 'site', 'security', 'topics', 'marketplace', 'sponsors', 'settings', 'contact', 'enterprise', 'team', 'customer-stories', 'readme', 'collections', 'trending', 'events', 'apps', 'pulls', 'issues', 'notifications', 'new', 'organizations', 'codespaces', 'resources', 'solutions');
+const GH_RESERVED = reserved(
+  'features',
+  'pricing',
+  'join',
+  'site',
+  'security',
+  'topics',
+  'marketplace',
+  'sponsors',
+  'settings',
+  'contact',
+  'enterprise',
+  'team',
+  'customer-stories',
+  'readme',
+  'collections',
+  'trending',
+  'events',
+  'apps',
+  'pulls',
+  'issues',
+  'notifications',
+  'new',
+  'organizations',
+  'codespaces',
+  'resources',
+  'solutions',
+);
 const PIN_RESERVED = reserved('pin', 'ideas', 'today', '_', 'business', 'categories', 'topics');
-const MASTODON = new Set(['mastodon.social', 'mastodon.online', 'mstdn.social', 'fosstodon.org', 'hachyderm.io', 'infosec.exchange', 'mas.to', 'mastodon.world']);
+const MASTODON = new Set([
+  'mastodon.social',
+  'mastodon.online',
+  'mstdn.social',
+  'fosstodon.org',
+  'hachyderm.io',
+  'infosec.exchange',
+  'mas.to',
+  'mastodon.world',
+]);
 
-const only = (...hosts: string[]) => (h: string) => hosts.includes(h);
+const only =
+  (...hosts: string[]) =>
+  (h: string) =>
+    hosts.includes(h);
 const fixed = (host: string) => () => host;
 /** The segment when it matches `re` and is not reserved, else null. */
-const handle = (seg: string | undefined, re: RegExp, no?: Set<string>): string | null => (seg !== undefined && re.test(seg) && !no?.has(seg.toLowerCase()) ? seg : null);
+const handle = (seg: string | undefined, re: RegExp, no?: Set<string>): string | null =>
+  seg !== undefined && re.test(seg) && !no?.has(seg.toLowerCase()) ? seg : null;
 const lower = (s: string | undefined): string | undefined => s?.toLowerCase();
 
 const NETWORKS: Network[] = [
@@ -64,7 +145,12 @@ const NETWORKS: Network[] = [
     profile: ([a, b]) => handle(a, /^@[\w.%-]+$/) ?? (a && ['channel', 'c', 'user'].includes(a) && handle(b, /^[\w.%-]+$/) ? `${a}/${b}` : null),
   },
   { name: 'tiktok', hosts: only('tiktok.com'), canon: fixed('tiktok.com'), profile: ([a]) => handle(a, /^@[\w.]+$/) },
-  { name: 'github', hosts: only('github.com'), canon: fixed('github.com'), profile: ([a, b]) => handle(lower(a === 'orgs' ? b : a), /^[a-z0-9][a-z0-9-]{0,38}$/, GH_RESERVED) },
+  {
+    name: 'github',
+    hosts: only('github.com'),
+    canon: fixed('github.com'),
+    profile: ([a, b]) => handle(lower(a === 'orgs' ? b : a), /^[a-z0-9][a-z0-9-]{0,38}$/, GH_RESERVED),
+  },
   {
     name: 'pinterest',
     // pinterest.de, pinterest.co.uk, pinterest.com.au … are one network.
@@ -74,7 +160,12 @@ const NETWORKS: Network[] = [
   },
   // Threads moved from threads.net to threads.com in 2025; both name one profile.
   { name: 'threads', hosts: only('threads.net', 'threads.com'), canon: fixed('threads.com'), profile: ([a]) => handle(a, /^@[\w.]+$/) },
-  { name: 'bluesky', hosts: only('bsky.app'), canon: fixed('bsky.app'), profile: ([a, b]) => (a === 'profile' && handle(b, /^[\w.:-]+$/) ? `profile/${b}` : null) },
+  {
+    name: 'bluesky',
+    hosts: only('bsky.app'),
+    canon: fixed('bsky.app'),
+    profile: ([a, b]) => (a === 'profile' && handle(b, /^[\w.:-]+$/) ? `profile/${b}` : null),
+  },
   { name: 'mastodon', hosts: (h) => MASTODON.has(h), canon: (h) => h, profile: ([a]) => handle(a, /^@\w+$/) },
 ];
 

@@ -14,7 +14,10 @@ function fakeCall(html: string) {
   const urls: string[] = [];
   const call = {
     jar: new CookieJar(),
-    get: async (url: string) => (urls.push(url), { url, status: 200, html }),
+    get: async (url: string) => {
+      urls.push(url);
+      return { url, status: 200, html };
+    },
     parse: async (name: keyof typeof PARSERS, ...args: unknown[]) => (PARSERS[name] as (...a: unknown[]) => unknown)(...args),
   } as unknown as LiveCall;
   return { call, urls };
@@ -25,7 +28,9 @@ describe('job_boards: the layout setting', () => {
     const { call, urls } = fakeCall(readFixture('job-board/linkedin_jobs_guest_search_fragment_2026-06.html'));
     const { listing } = jobBoardEndpoints(LINKEDIN, 'linkedin', () => Date.parse('2026-06-17T12:00:00Z'));
     const jobs = (await listing.run({ q: 'software engineer', location: 'United States', page: 3 }, call)) as JobItem[];
-    expect(urls).toEqual(['https://www.linkedin.com/jobs-guest/jobs/api/seeMoreJobPostings/search?keywords=software%20engineer&location=United%20States&start=20']);
+    expect(urls).toEqual([
+      'https://www.linkedin.com/jobs-guest/jobs/api/seeMoreJobPostings/search?keywords=software%20engineer&location=United%20States&start=20',
+    ]);
     expect(jobs).toHaveLength(10);
     expect(jobs[0]!.company).toBe('Amazon');
   });
@@ -40,7 +45,9 @@ describe('job_boards: the layout setting', () => {
     expect(loadConfig({}).jobBoardLayout).toBe('indeed');
     expect(loadConfig({ JOB_BOARD_LAYOUT: 'linkedin', JOB_BOARD_URL: LINKEDIN })).toMatchObject({ jobBoardLayout: 'linkedin', jobBoardUrl: LINKEDIN });
     expect(loadConfig({}, { JOB_BOARD_LAYOUT: 'linkedin', JOB_BOARD_URL: LINKEDIN }).jobBoardLayout).toBe('linkedin'); // as flags
-    expect(() => loadConfig({ JOB_BOARD_LAYOUT: 'linkedin' })).toThrow(new ConfigError("JOB_BOARD_LAYOUT=linkedin needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)"));
+    expect(() => loadConfig({ JOB_BOARD_LAYOUT: 'linkedin' })).toThrow(
+      new ConfigError("JOB_BOARD_LAYOUT=linkedin needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)"),
+    );
     expect(() => loadConfig({ JOB_BOARD_LAYOUT: 'glassdoor' })).toThrow('JOB_BOARD_LAYOUT must be one of indeed, linkedin, got "glassdoor"');
   });
 });

@@ -75,9 +75,20 @@ describe('parseJobListing (indeed): the real search page, from its mosaic JSON',
     // L557 "jobkey":"adf347957a17a782" … "text":"$76,540.00 - $116,747.50 a year"
     expect(jobs[3]).toMatchObject({ id: 'adf347957a17a782', salary_text: '$76,540.00 - $116,747.50 a year', location: 'Remote in Cleveland, OH 44195' });
     // L557 "jobkey":"b6b61283fcb9f344": "salarySnippet":{"currency":"","salaryTextFormatted":false}, no text
-    expect(jobs[5]).toMatchObject({ id: 'b6b61283fcb9f344', title: 'Principal AI Agent Engineer (REMOTE / US)', salary_text: null, posted_text: '1 day ago', posted_at: '2026-04-08T19:14:22.314Z' }); // "createDate":1775675662314
+    expect(jobs[5]).toMatchObject({
+      id: 'b6b61283fcb9f344',
+      title: 'Principal AI Agent Engineer (REMOTE / US)',
+      salary_text: null,
+      posted_text: '1 day ago',
+      posted_at: '2026-04-08T19:14:22.314Z',
+    }); // "createDate":1775675662314
     // L557 "jobkey":"537b0c9fc7fb7ffa": "formattedRelativeTime":"30+ days ago", "createDate":1767901356747
-    expect(jobs[1]).toMatchObject({ id: '537b0c9fc7fb7ffa', salary_text: '$125 - $140 an hour', posted_text: '30+ days ago', posted_at: '2026-01-08T19:42:36.747Z' });
+    expect(jobs[1]).toMatchObject({
+      id: '537b0c9fc7fb7ffa',
+      salary_text: '$125 - $140 an hour',
+      posted_text: '30+ days ago',
+      posted_at: '2026-01-08T19:42:36.747Z',
+    });
   });
 
   it('each shown age is the whole days from createDate to the capture time ("30+" a lower bound)', () => {

@@ -55,7 +55,9 @@ export function parseIndeed(html: string, pageUrl: string, fetchedAt: Date): Job
     // forms), which a robot check looks for; a page with jobs on it is no robot check.
     assertNotRobotCheck(doc);
     if (isNoResultsPage(doc)) return [];
-    throw new ScrapeError('no job cards on the page (no mosaic-provider-jobcards data, div.job_seen_beacon card or JobPosting JSON-LD): the layout changed or the page is not an Indeed search page');
+    throw new ScrapeError(
+      'no job cards on the page (no mosaic-provider-jobcards data, div.job_seen_beacon card or JobPosting JSON-LD): the layout changed or the page is not an Indeed search page',
+    );
   }
   // The mosaic's values first, the card's where it has none; then the posting's values, with the
   // card's shown pay and snippet before the posting's rewritten ones.
@@ -63,9 +65,13 @@ export function parseIndeed(html: string, pageUrl: string, fetchedAt: Date): Job
     cards.filter((c) => c.title),
     mosaic.filter((m) => m.title),
   );
-  const jobs = mergeById(onPage, ld.filter((j) => j.title), {
-    join: (j, c) => ({ ...prefer(j, c), salary_text: c.salary_text ?? j.salary_text, snippet: c.snippet ?? j.snippet }),
-  });
+  const jobs = mergeById(
+    onPage,
+    ld.filter((j) => j.title),
+    {
+      join: (j, c) => ({ ...prefer(j, c), salary_text: c.salary_text ?? j.salary_text, snippet: c.snippet ?? j.snippet }),
+    },
+  );
   if (jobs.length === 0) throw new ScrapeError('job cards without titles (no h2.jobTitle text): the layout changed');
   return jobs.map((j, i) => ({ ...j, position: i + 1 }));
 }
@@ -83,7 +89,12 @@ function mosaicResults(doc: Document): Json[] {
     const start = text.indexOf('{', at + MOSAIC.length);
     const end = text.indexOf('\n', start);
     try {
-      const data: unknown = JSON.parse(text.slice(start, end < 0 ? undefined : end).trim().replace(/;$/, ''));
+      const data: unknown = JSON.parse(
+        text
+          .slice(start, end < 0 ? undefined : end)
+          .trim()
+          .replace(/;$/, ''),
+      );
       return list(obj(obj(obj(data)?.metaData)?.mosaicProviderJobCardsModel)?.results);
     } catch {
       return []; // a broken blob: the cards still stand
@@ -140,7 +151,8 @@ function cardRoot(el: Element, sel: string): Element {
 
 function parseCard(el: Element, origin: string, pageUrl: string, fetchedAt: Date): JobItem {
   const link = el.querySelector('h2.jobTitle a, a.jcs-JobTitle, a[data-jk]');
-  const id = link?.getAttribute('data-jk') || el.closest('[data-jk]')?.getAttribute('data-jk') || el.querySelector('[data-jk]')?.getAttribute('data-jk') || null;
+  const id =
+    link?.getAttribute('data-jk') || el.closest('[data-jk]')?.getAttribute('data-jk') || el.querySelector('[data-jk]')?.getAttribute('data-jk') || null;
   const titleSpan = el.querySelector('h2.jobTitle span[title]');
   const location = textOf(el.querySelector('[data-testid="text-location"], .companyLocation'));
   const attributes = [...el.querySelectorAll('[data-testid="attribute_snippet_testid"]')].map((a) => textOf(a) ?? '');

@@ -86,7 +86,8 @@ describe('parseJobListing (linkedin): the real guest search fragment', () => {
 });
 
 describe('parseJobListing (linkedin): pages of another layout', () => {
-  const detail = 'no job cards on the page (no .base-search-card / .job-search-card element): the layout changed or the page is not a LinkedIn guest job search';
+  const detail =
+    'no job cards on the page (no .base-search-card / .job-search-card element): the layout changed or the page is not a LinkedIn guest job search';
 
   it('an article page (AP) is a ScrapeError naming the card element', () => {
     const html = readFixture('publisher/apnews-article-presidential-campaigns-2024-09-03.html');
@@ -95,6 +96,8 @@ describe('parseJobListing (linkedin): pages of another layout', () => {
 
   it('cards without titles are a ScrapeError, not jobs with empty fields', () => {
     const html = '<li><div class="base-search-card" data-entity-urn="urn:li:jobPosting:1"><h3 class="base-search-card__title"> </h3></div></li>';
-    expect(scrapeError(() => parseJobListing(html, URL_, CAPTURED, 'linkedin')).detail).toBe('job cards without titles (no .base-search-card__title text): the layout changed');
+    expect(scrapeError(() => parseJobListing(html, URL_, CAPTURED, 'linkedin')).detail).toBe(
+      'job cards without titles (no .base-search-card__title text): the layout changed',
+    );
   });
 });

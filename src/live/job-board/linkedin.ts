@@ -29,7 +29,9 @@ export function parseLinkedIn(html: string, pageUrl: string, fetchedAt: Date): J
   const cards = [...doc.querySelectorAll(CARD)];
   if (cards.length === 0) {
     assertNotRobotCheck(doc);
-    throw new ScrapeError('no job cards on the page (no .base-search-card / .job-search-card element): the layout changed or the page is not a LinkedIn guest job search');
+    throw new ScrapeError(
+      'no job cards on the page (no .base-search-card / .job-search-card element): the layout changed or the page is not a LinkedIn guest job search',
+    );
   }
   const jobs = cards.map((card) => parseCard(card, pageUrl, fetchedAt)).filter((j) => j.title);
   if (jobs.length === 0) throw new ScrapeError('job cards without titles (no .base-search-card__title text): the layout changed');
@@ -39,7 +41,8 @@ export function parseLinkedIn(html: string, pageUrl: string, fetchedAt: Date): J
 function parseCard(card: Element, pageUrl: string, fetchedAt: Date): JobItem {
   const link = card.matches('a[href]') ? card : card.querySelector('a.base-card__full-link[href]');
   const href = absoluteUrl(link?.getAttribute('href'), pageUrl);
-  const id = /urn:li:jobPosting:(\d+)/.exec(card.getAttribute('data-entity-urn') ?? '')?.[1] ?? (href && /-(\d+)(?:[/?#]|$)/.exec(new URL(href).pathname)?.[1]) ?? null;
+  const id =
+    /urn:li:jobPosting:(\d+)/.exec(card.getAttribute('data-entity-urn') ?? '')?.[1] ?? (href && /-(\d+)(?:[/?#]|$)/.exec(new URL(href).pathname)?.[1]) ?? null;
   const time = card.querySelector('time');
   const posted_text = textOf(time);
   const location = textOf(card.querySelector('.job-search-card__location'));

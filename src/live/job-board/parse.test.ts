@@ -124,7 +124,12 @@ describe('parseJobListing: JSON-LD ItemList beside the cards ("registered nurse"
       sponsored: false,
     });
     // a bare-string identifier and a hiringOrganization given as a string
-    expect(jobs[2]).toMatchObject({ company: 'Front Range Health', location: 'Aurora, CO', posted_at: '2026-02-20T09:00:00.000Z', salary_text: '$95,000 - $118,000 a year' });
+    expect(jobs[2]).toMatchObject({
+      company: 'Front Range Health',
+      location: 'Aurora, CO',
+      posted_at: '2026-02-20T09:00:00.000Z',
+      salary_text: '$95,000 - $118,000 a year',
+    });
   });
 
   it('a posting alone: TELECOMMUTE is remote, pay written from baseSalary, the description cut to a snippet', () => {
@@ -147,7 +152,13 @@ describe('parseJobListing: JSON-LD ItemList beside the cards ("registered nurse"
 
 describe('parseJobListing: other pages', () => {
   it('"did not match any jobs" gives []', () => {
-    expect(parseJobListing(readFixture('synthetic/job-board-no-results.html'), 'https://www.indeed.com/jobs?q=underwater+basket+weaving+engineer&l=Austin%2C+TX', at)).toEqual([]);
+    expect(
+      parseJobListing(
+        readFixture('synthetic/job-board-no-results.html'),
+        'https://www.indeed.com/jobs?q=underwater+basket+weaving+engineer&l=Austin%2C+TX',
+        at,
+      ),
+    ).toEqual([]);
   });
 
   it('robot checks and Cloudflare challenges are ScrapeErrors', () => {
@@ -160,8 +171,11 @@ describe('parseJobListing: other pages', () => {
   });
 
   it('a page with neither jobs nor a no-results message is a ScrapeError', () => {
-    const detail = 'no job cards on the page (no mosaic-provider-jobcards data, div.job_seen_beacon card or JobPosting JSON-LD): the layout changed or the page is not an Indeed search page';
-    expect(scrapeError(() => parseJobListing('<html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>', AUSTIN, at)).detail).toBe(detail);
+    const detail =
+      'no job cards on the page (no mosaic-provider-jobcards data, div.job_seen_beacon card or JobPosting JSON-LD): the layout changed or the page is not an Indeed search page';
+    expect(
+      scrapeError(() => parseJobListing('<html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>', AUSTIN, at)).detail,
+    ).toBe(detail);
     expect(scrapeError(() => parseJobListing(readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'), AUSTIN, at)).detail).toBe(detail);
     const untitled = '<html><body><ul><li><div class="job_seen_beacon"><h2 class="jobTitle"></h2></div></li></ul></body></html>';
     expect(scrapeError(() => parseJobListing(untitled, AUSTIN, at)).detail).toBe('job cards without titles (no h2.jobTitle text): the layout changed');
@@ -214,13 +228,46 @@ describe('parseJobListing: other pages', () => {
 
   it('JSON-LD alone (a bare array, no cards): the postings in their order', () => {
     const postings = [
-      { '@type': 'JobPosting', title: 'Barista', hiringOrganization: { name: 'Bean Bar' }, jobLocation: { address: { addressCountry: 'IE' } }, datePosted: '2026-02-27', baseSalary: { currency: 'EUR', value: { value: 14.5, unitText: 'HOUR' } } },
+      {
+        '@type': 'JobPosting',
+        title: 'Barista',
+        hiringOrganization: { name: 'Bean Bar' },
+        jobLocation: { address: { addressCountry: 'IE' } },
+        datePosted: '2026-02-27',
+        baseSalary: { currency: 'EUR', value: { value: 14.5, unitText: 'HOUR' } },
+      },
       { '@type': 'JobPosting', title: 'Head Chef', url: '/jobs/view/42', identifier: 42, description: '<p>Run a <b>busy</b> kitchen.</p>' },
     ];
     const html = `<html><head><script type="application/ld+json">${JSON.stringify(postings)}</script></head><body><div id="app"></div></body></html>`;
     expect(parseJobListing(html, 'https://jobs.example/search?q=food', at)).toEqual([
-      { position: 1, id: null, title: 'Barista', company: 'Bean Bar', location: 'IE', posted_at: '2026-02-27T00:00:00.000Z', posted_text: null, salary_text: '€14.50 an hour', url: 'https://jobs.example/search?q=food', snippet: null, remote: false, sponsored: false },
-      { position: 2, id: '42', title: 'Head Chef', company: null, location: null, posted_at: null, posted_text: null, salary_text: null, url: 'https://jobs.example/jobs/view/42', snippet: 'Run a busy kitchen.', remote: false, sponsored: false },
+      {
+        position: 1,
+        id: null,
+        title: 'Barista',
+        company: 'Bean Bar',
+        location: 'IE',
+        posted_at: '2026-02-27T00:00:00.000Z',
+        posted_text: null,
+        salary_text: '€14.50 an hour',
+        url: 'https://jobs.example/search?q=food',
+        snippet: null,
+        remote: false,
+        sponsored: false,
+      },
+      {
+        position: 2,
+        id: '42',
+        title: 'Head Chef',
+        company: null,
+        location: null,
+        posted_at: null,
+        posted_text: null,
+        salary_text: null,
+        url: 'https://jobs.example/jobs/view/42',
+        snippet: 'Run a busy kitchen.',
+        remote: false,
+        sponsored: false,
+      },
     ]);
   });
 });

@@ -14,8 +14,7 @@ export const FAMILY = 'launches';
 /** The first day the listing site's leaderboard has. */
 const FIRST_DAY = '2013-11-24';
 
-const matches = (l: Launch, needle: string) =>
-  [l.name, l.tagline ?? '', l.slug, ...l.topics].some((field) => field.toLowerCase().includes(needle));
+const matches = (l: Launch, needle: string) => [l.name, l.tagline ?? '', l.slug, ...l.topics].some((field) => field.toLowerCase().includes(needle));
 
 export function launchEndpoints(baseUrl: string, clock: () => number) {
   const base = baseUrl.replace(/\/+$/, '');
@@ -51,7 +50,11 @@ export function launchEndpoints(baseUrl: string, clock: () => number) {
   const product: LiveEndpoint<{ slug: string }, LaunchDetail> = {
     engine: 'launches',
     family: FAMILY,
-    params: { slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches', 'example-app', { required: true }) },
+    params: {
+      slug: patternParam(/^[a-z0-9][a-z0-9-]{0,119}$/, 'a launch slug (lower-case letters, digits and dashes) from /v1/launches', 'example-app', {
+        required: true,
+      }),
+    },
     async run(q, call) {
       const page = await call.get(`${base}/posts/${q.slug}`, { accept404: true });
       const detail = page.status === 404 ? null : await call.parse('parseLaunch', page.html, new URL(base).origin);

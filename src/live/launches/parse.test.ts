@@ -216,7 +216,11 @@ describe('parseLeaderboard: the synthetic day page', () => {
       section: null,
       launched_at: null,
     } satisfies Launch);
-    expect(launches[4]).toMatchObject({ name: 'Ledgerly 2.0', tagline: 'Bookkeeping for freelancers, now with receipts by email', topics: ['Fintech', 'Freelance', 'Productivity'] });
+    expect(launches[4]).toMatchObject({
+      name: 'Ledgerly 2.0',
+      tagline: 'Bookkeeping for freelancers, now with receipts by email',
+      topics: ['Fintech', 'Freelance', 'Productivity'],
+    });
     expect(launches[7]).toMatchObject({ name: 'StackShelf', votes: 96, comments: 0, topics: ['Developer Tools', 'Bookmarks'] });
   });
 
@@ -345,7 +349,9 @@ describe('parseLaunch', () => {
   });
 
   it('a leaderboard or a page without a launch header is a ScrapeError', () => {
-    expect(scrapeError(() => parseLaunch(readFixture('synthetic/launches-leaderboard-2026-11-23.html'), ORIGIN)).detail).toBe('a leaderboard, not a launch page');
+    expect(scrapeError(() => parseLaunch(readFixture('synthetic/launches-leaderboard-2026-11-23.html'), ORIGIN)).detail).toBe(
+      'a leaderboard, not a launch page',
+    );
     expect(scrapeError(() => parseLaunch('<html><body><main><p>Loading…</p></main></body></html>', ORIGIN)).detail).toMatch(/^no launch name \(h1\)/);
   });
 });

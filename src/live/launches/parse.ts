@@ -155,7 +155,8 @@ export function parseLeaderboard(html: string, origin: string): Launch[] {
     positions.set(box, position);
     out.push(launch);
   }
-  if (out.length === 0) throw new ScrapeError('post items without a name link ([data-test^="post-name-"] a[href^="/products/"] or "/posts/"): the layout changed');
+  if (out.length === 0)
+    throw new ScrapeError('post items without a name link ([data-test^="post-name-"] a[href^="/products/"] or "/posts/"): the layout changed');
   return out;
 }
 
@@ -338,7 +339,9 @@ function undefinedAsNull(src: string): string {
 /** A list's posts: an array of `Post`s (or of edges `{node: Post}`) anywhere under `value`. */
 function collectPostLists(value: Json, section: string | null, into: PostList[], parent: Obj | null = null): void {
   if (Array.isArray(value)) {
-    const posts = value.map((v) => (isObj(v) && v.__typename === 'Post' ? v : isObj(v) && isObj(v.node) && v.node.__typename === 'Post' ? v.node : null)).filter((p): p is Obj => !!p && !!str(p.slug) && !!str(p.name));
+    const posts = value
+      .map((v) => (isObj(v) && v.__typename === 'Post' ? v : isObj(v) && isObj(v.node) && v.node.__typename === 'Post' ? v.node : null))
+      .filter((p): p is Obj => !!p && !!str(p.slug) && !!str(p.name));
     if (posts.length) {
       into.push({ section, period: str(parent?.period), posts });
       return;
@@ -395,13 +398,19 @@ export function parseLaunch(html: string, origin: string): LaunchDetail | null {
   const slug = (canonical && URL.canParse(canonical, `${origin}/`) ? new URL(canonical, `${origin}/`).pathname : undefined)?.match(SLUG_PATH)?.[1];
   if (!h1 || !slug || !main) throw new ScrapeError('no launch name (h1) or canonical launch link: the layout changed or the page is not a launch page');
 
-  const website = outbound(doc.querySelector('a[data-test="visit-website-button"]') ?? [...main.querySelectorAll('a[href]')].find((a) => /^visit( website)?$/i.test(textOf(a) ?? '')), origin);
+  const website = outbound(
+    doc.querySelector('a[data-test="visit-website-button"]') ?? [...main.querySelectorAll('a[href]')].find((a) => /^visit( website)?$/i.test(textOf(a) ?? '')),
+    origin,
+  );
   const notComment = (el: Element) => !commentOf(el);
   return {
     slug,
     name: h1,
     tagline: textOf(main.querySelector('h2')),
-    description: paragraphs(main.querySelector('[data-test="post-description"]')) ?? doc.querySelector('meta[name="description"]')?.getAttribute('content')?.trim() ?? null,
+    description:
+      paragraphs(main.querySelector('[data-test="post-description"]')) ??
+      doc.querySelector('meta[name="description"]')?.getAttribute('content')?.trim() ??
+      null,
     website,
     launched_at: isoAttr([...main.querySelectorAll('time')].find(notComment)),
     topics: topics(main),
@@ -409,7 +418,9 @@ export function parseLaunch(html: string, origin: string): LaunchDetail | null {
     hunter: usersUnder(main, /^hunter$/i, origin)[0] ?? null,
     makers: usersUnder(main, /^makers?$/i, origin),
     images: gallery(main, origin),
-    comments: [...main.querySelectorAll('[data-test^="comment-"]')].filter((el) => COMMENT_TEST.test(el.getAttribute('data-test') ?? '')).map((el) => parseComment(el, origin)),
+    comments: [...main.querySelectorAll('[data-test^="comment-"]')]
+      .filter((el) => COMMENT_TEST.test(el.getAttribute('data-test') ?? ''))
+      .map((el) => parseComment(el, origin)),
     contact: contact(main, website, origin),
   };
 }
@@ -448,7 +459,9 @@ function commentOf(el: Element): Element | null {
 /** `/@username` links of the section whose label (a heading or short text leaf) matches. */
 function usersUnder(main: Element, label: RegExp, origin: string): LaunchUser[] {
   // Comments carry "Hunter" / "Maker" badges: never a section label.
-  const heading = [...main.querySelectorAll('h2, h3, h4, h5, div, span, p')].find((el) => !el.children.length && !commentOf(el) && label.test(textOf(el) ?? ''));
+  const heading = [...main.querySelectorAll('h2, h3, h4, h5, div, span, p')].find(
+    (el) => !el.children.length && !commentOf(el) && label.test(textOf(el) ?? ''),
+  );
   const box = heading?.closest('section') ?? heading?.parentElement;
   return box ? users([...box.querySelectorAll('a[href^="/@"]')], origin) : [];
 }
@@ -475,7 +488,12 @@ function gallery(main: Element, origin: string): string[] {
 function parseComment(el: Element, origin: string): LaunchComment {
   const own = (sel: string) => [...el.querySelectorAll(sel)].filter((e) => commentOf(e) === el);
   const author = users(own('a[href^="/@"]').slice(0, 2), origin)[0] ?? null;
-  const body = paragraphs(own('[data-test="comment-body"]')[0]) ?? own('p').map((p) => textOf(p)).filter(Boolean).join('\n');
+  const body =
+    paragraphs(own('[data-test="comment-body"]')[0]) ??
+    own('p')
+      .map((p) => textOf(p))
+      .filter(Boolean)
+      .join('\n');
   return {
     author: author?.name ?? null,
     username: author?.username ?? null,

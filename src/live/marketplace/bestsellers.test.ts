@@ -115,7 +115,11 @@ describe('parseBestsellers: amazon.de Elektronik & Foto (2022)', () => {
     expect(page.items).toHaveLength(30);
     expect(page.items.map((i) => i.rank)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(new Set(page.items.map((i) => i.asin)).size).toBe(30);
-    expect(page.items.map((i) => [i.asin, i.rank])).toEqual(recsOf(DE_HTML).slice(0, 30).map((r) => [r.id, r.rank]));
+    expect(page.items.map((i) => [i.asin, i.rank])).toEqual(
+      recsOf(DE_HTML)
+        .slice(0, 30)
+        .map((r) => [r.id, r.rank]),
+    );
     for (const item of page.items) {
       expect(item.url).toBe(`https://www.amazon.de/dp/${item.asin}`);
       expect(item.currency).toBe('EUR');
@@ -238,7 +242,10 @@ describe('parseBestsellers: other markup', () => {
   });
 
   it('fills an ASIN the item markup lacks from the recs list, by rank', () => {
-    const html = `<h1>Best Sellers in Toys</h1><div data-client-recs-list="${recs([['B0000000AA', 1], ['B0000000BB', 2]])}">
+    const html = `<h1>Best Sellers in Toys</h1><div data-client-recs-list="${recs([
+      ['B0000000AA', 1],
+      ['B0000000BB', 2],
+    ])}">
       <div id="gridItemRoot"><span class="zg-bdg-text">#1</span><div class="_t_p13n-sc-css-line-clamp-3_z">First</div></div>
       <div id="gridItemRoot"><span class="zg-bdg-text">#2</span><div class="_t_p13n-sc-css-line-clamp-3_z">Second</div></div></div>`;
     const page = parseBestsellers(html, US);
@@ -250,7 +257,10 @@ describe('parseBestsellers: other markup', () => {
   });
 
   it('reads the ranked ASINs of the recs list when the grid items are not in the markup', () => {
-    const html = `<h1>Bestseller in Spielzeug</h1><div data-client-recs-list="${recs([['B0000000AA', 1], ['B0000000BB', 2]])}"></div>`;
+    const html = `<h1>Bestseller in Spielzeug</h1><div data-client-recs-list="${recs([
+      ['B0000000AA', 1],
+      ['B0000000BB', 2],
+    ])}"></div>`;
     const page = parseBestsellers(html, DE);
     expect(page.category).toBe('Spielzeug');
     expect(page.items.map((i) => [i.rank, i.asin, i.url])).toEqual([
@@ -291,7 +301,10 @@ describe('parseBestsellers: pages that are not a best-sellers list', () => {
 describe('parseBestsellers: a real page of another site', () => {
   // Issue 22: never a list with empty fields; the real pages are an AP article and a product page.
   const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
-  it.each(['publisher/apnews-article-presidential-campaigns-2024-09-03.html', 'amazon-product/amazon-com-product-portable-charger-2026.html'])('%s is a ScrapeError', (name) => {
-    expect(() => parseBestsellers(readFileSync(resolve(FIXTURES, name), 'utf8'), US)).toThrow(ScrapeError);
-  });
+  it.each(['publisher/apnews-article-presidential-campaigns-2024-09-03.html', 'amazon-product/amazon-com-product-portable-charger-2026.html'])(
+    '%s is a ScrapeError',
+    (name) => {
+      expect(() => parseBestsellers(readFileSync(resolve(FIXTURES, name), 'utf8'), US)).toThrow(ScrapeError);
+    },
+  );
 });

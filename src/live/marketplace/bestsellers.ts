@@ -220,7 +220,10 @@ function readTitle(el: Element, img: Element | null): string {
 }
 
 function cleanText(t: string | null | undefined): string {
-  return (t ?? '').replace(/[\u200b-\u200d\u2060\ufeff]/g, '').replace(/\s+/g, ' ').trim();
+  return (t ?? '')
+    .replace(/[\u200b-\u200d\u2060\ufeff]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Class `p13n-sc-price` or a hashed `_cDEzb_p13n-sc-price_3mJ9Z`, not `…p13n-sc-price-animation-wrapper…`. */
@@ -252,8 +255,7 @@ function readRating(el: Element): number | null {
     ...[...el.querySelectorAll('a[title]')].map((e) => e.getAttribute('title') ?? ''),
   ];
   for (const t of texts) {
-    const m =
-      t.match(/(\d(?:[.,]\d)?)\s*(?:out of|von|de|sur|van|su|di|z|av|na)\s*5/i) ?? t.match(/5つ星のうち\s*(\d(?:[.,]\d)?)/);
+    const m = t.match(/(\d(?:[.,]\d)?)\s*(?:out of|von|de|sur|van|su|di|z|av|na)\s*5/i) ?? t.match(/5つ星のうち\s*(\d(?:[.,]\d)?)/);
     if (m) {
       const n = Number(m[1]!.replace(',', '.'));
       if (n >= 0 && n <= 5) return n;

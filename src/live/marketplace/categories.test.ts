@@ -25,14 +25,19 @@ describe('parseDepartments', () => {
   });
 
   it('refuses a robot check and a page without the menu', () => {
-    expect(() => parseDepartments('<html><head><title>Robot Check</title></head><body><form action="/errors/validateCaptcha"></form></body></html>')).toThrow(ScrapeError);
+    expect(() => parseDepartments('<html><head><title>Robot Check</title></head><body><form action="/errors/validateCaptcha"></form></body></html>')).toThrow(
+      ScrapeError,
+    );
     expect(() => parseDepartments('<html><body><p>hello</p></body></html>')).toThrow(/no department menu/);
   });
 });
 
 describe('parseDepartments: a real page of another site', () => {
   // Issue 22: a page without the department menu answers 502, never an empty list.
-  it.each(['../publisher/reuters-article-israeli-tank-2024-03-07.html', '../web-search/duckduckgo-html-search-openclaw-2026.html'])('%s is a ScrapeError', (name) => {
-    expect(() => parseDepartments(read(name))).toThrow(ScrapeError);
-  });
+  it.each(['../publisher/reuters-article-israeli-tank-2024-03-07.html', '../web-search/duckduckgo-html-search-openclaw-2026.html'])(
+    '%s is a ScrapeError',
+    (name) => {
+      expect(() => parseDepartments(read(name))).toThrow(ScrapeError);
+    },
+  );
 });

@@ -21,17 +21,31 @@ import type { Card, PageContext } from './types.js';
 export const FAMILY = 'ecommerce';
 const ENGINE = 'marketplace';
 
-export const SORTS = { relevance: 'relevanceblender', price_low_to_high: 'price-asc-rank', price_high_to_low: 'price-desc-rank', reviews: 'review-rank', newest: 'date-desc-rank', best_sellers: 'exact-aware-popularity-rank' } as const;
+export const SORTS = {
+  relevance: 'relevanceblender',
+  price_low_to_high: 'price-asc-rank',
+  price_high_to_low: 'price-desc-rank',
+  reviews: 'review-rank',
+  newest: 'date-desc-rank',
+  best_sellers: 'exact-aware-popularity-rank',
+} as const;
 const STARS: Record<number, string> = { 4: '1248879011', 3: '1248880011', 2: '1248881011', 1: '1248882011' };
 const CONDITIONS = { new: '6461716011', used: '6461718011', renewed: '16907720011' } as const;
-const DEALS = { coupons: 'p_n_specials_match:21213697011', todays_deals: 'p_n_deal_type:23566065011', all_discounts: 'p_n_pct-off-with-tax:2665399011' } as const;
+const DEALS = {
+  coupons: 'p_n_specials_match:21213697011',
+  todays_deals: 'p_n_deal_type:23566065011',
+  all_discounts: 'p_n_pct-off-with-tax:2665399011',
+} as const;
 const PRIME = 'p_85:2470955011';
 
 const ASIN = /^[A-Z0-9]{10}$/;
 
 /** Where a country's pages are read from. */
 export type SiteBase = (country: Country) => string;
-export const siteBase = (template: string): SiteBase => (country) => template.replace(/\{domain\}/g, MARKETPLACES[country].domain).replace(/\{country\}/g, country);
+export const siteBase =
+  (template: string): SiteBase =>
+  (country) =>
+    template.replace(/\{domain\}/g, MARKETPLACES[country].domain).replace(/\{country\}/g, country);
 
 const context = (base: SiteBase, country: Country): PageContext => ({ origin: new URL(base(country)).origin, currency: MARKETPLACES[country].currency });
 
@@ -42,7 +56,8 @@ const categorySlug = /^[a-z0-9-]{1,60}$/;
 const CATEGORY = 'a department slug such as hi or electronics';
 
 function checkZip(q: { country: Country; zip_code: string | null }): void {
-  if (q.zip_code !== null && !MARKETPLACES[q.country].zip.test(q.zip_code)) throw bad(`zip_code: not a postal code of ${q.country}, got ${JSON.stringify(q.zip_code)}`);
+  if (q.zip_code !== null && !MARKETPLACES[q.country].zip.test(q.zip_code))
+    throw bad(`zip_code: not a postal code of ${q.country}, got ${JSON.stringify(q.zip_code)}`);
 }
 
 /**
@@ -52,7 +67,14 @@ function checkZip(q: { country: Country; zip_code: string | null }): void {
 async function setLocation(call: LiveCall, base: string, zip: string | null): Promise<void> {
   if (zip === null) return;
   await call.get(`${base}/`);
-  const body = JSON.stringify({ locationType: 'LOCATION_INPUT', zipCode: zip, storeContext: 'generic', deviceType: 'web', pageType: 'Search', actionSource: 'glow' });
+  const body = JSON.stringify({
+    locationType: 'LOCATION_INPUT',
+    zipCode: zip,
+    storeContext: 'generic',
+    deviceType: 'web',
+    pageType: 'Search',
+    actionSource: 'glow',
+  });
   const res = await call.get(`${base}/portal-migration/hz/glow/address-change?actionSource=glow`, { method: 'POST', body, contentType: 'application/json' });
   if (!/"isValidAddress"\s*:\s*1|"successful"\s*:\s*1/.test(res.html)) throw new ScrapeError(`the site did not accept the delivery postal code ${zip}`);
 }
@@ -114,7 +136,8 @@ export function marketplaceEndpoints(base: SiteBase) {
     check(q) {
       if (q.q === null && q.category_id === null) throw bad('q is required unless category_id is set');
       if (q.prime !== null && q.country !== 'us') throw bad(`prime: the fast-delivery filter exists on the us marketplace only, not ${q.country}`);
-      if (q.condition !== null && !MARKETPLACES[q.country].conditions.includes(q.condition)) throw bad(`condition: the ${q.country} marketplace offers ${MARKETPLACES[q.country].conditions.join(', ')}, not ${q.condition}`);
+      if (q.condition !== null && !MARKETPLACES[q.country].conditions.includes(q.condition))
+        throw bad(`condition: the ${q.country} marketplace offers ${MARKETPLACES[q.country].conditions.join(', ')}, not ${q.condition}`);
       if (q.min_price !== null && q.max_price !== null && q.min_price > q.max_price) throw bad('min_price is above max_price');
       checkZip(q);
     },
@@ -186,7 +209,8 @@ export function marketplaceEndpoints(base: SiteBase) {
     check(q) {
       if (!gtinValid(q.gtin)) throw bad(`gtin: the check digit of ${q.gtin} is wrong`);
     },
-    run: async (q, call) => call.parse('parseSearchResults', (await call.get(`${base('us')}/s?k=${q.gtin}`)).html, context(base, 'us'), { dropSponsored: true }),
+    run: async (q, call) =>
+      call.parse('parseSearchResults', (await call.get(`${base('us')}/s?k=${q.gtin}`)).html, context(base, 'us'), { dropSponsored: true }),
   };
 
   interface SellerProductsQuery extends Record<string, unknown> {
@@ -232,12 +256,14 @@ export function marketplaceEndpoints(base: SiteBase) {
     family: FAMILY,
     params: { category: patternParam(categorySlug, CATEGORY, 'electronics'), node_id: nodeId, country },
     check(q) {
-      if ((q.category === null) !== (q.node_id === null)) throw bad('send both category and node_id (a node\'s children), or neither (the top-level departments)');
+      if ((q.category === null) !== (q.node_id === null))
+        throw bad("send both category and node_id (a node's children), or neither (the top-level departments)");
     },
     run: async (q, call) => {
       const b = base(q.country);
       if (q.category === null) return call.parse('parseDepartments', (await call.get(`${b}/`)).html);
-      return (await call.parse('parseBestsellers', (await call.get(`${b}/gp/bestsellers/${q.category}/${q.node_id}`)).html, context(base, q.country))).subcategories;
+      return (await call.parse('parseBestsellers', (await call.get(`${b}/gp/bestsellers/${q.category}/${q.node_id}`)).html, context(base, q.country)))
+        .subcategories;
     },
   };
 

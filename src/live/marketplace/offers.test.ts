@@ -110,7 +110,14 @@ describe('parseOffers: the all-offers panel (synthetic)', () => {
       fulfilled_by_amazon: true, // the sold-by link has isAmazonFulfilled=1
       seller: { name: 'Chen Ying Ke Ji', id: 'A2JZ0S3QVWQECL', rating: 4.5, ratings_count: 1237, positive_percent: 93 },
     });
-    expect(offers[1]).toMatchObject({ pinned: false, condition: 'Used - Like New', price: 29.41, delivery: '$6.99 delivery August 21 - 25', ships_from: 'Gadget Resale', fulfilled_by_amazon: false });
+    expect(offers[1]).toMatchObject({
+      pinned: false,
+      condition: 'Used - Like New',
+      price: 29.41,
+      delivery: '$6.99 delivery August 21 - 25',
+      ships_from: 'Gadget Resale',
+      fulfilled_by_amazon: false,
+    });
     expect(offers[1].seller).toEqual({ name: 'Gadget Resale', id: 'A1Q2W3E4R5T6Y7', rating: 4, ratings_count: 88, positive_percent: 85 });
     expect(offers[2].seller).toEqual({ name: 'Shenzhen Direct', id: 'AZX9Y8W7V6U5T', rating: null, ratings_count: null, positive_percent: null });
   });
@@ -129,6 +136,8 @@ describe('parseOffers: pages that are not offers', () => {
 
   it('refuses a real product page, whose empty #all-offers-display shell is not the panel', () => {
     // amazon-product/…-2026.html has `<div class="a-section" id="all-offers-display">` holding only a spinner and a form.
-    expect(scrapeError(() => parseOffers(readFixture('amazon-product/amazon-com-product-portable-charger-2026.html'), US)).detail).toMatch(/no offers on the page/);
+    expect(scrapeError(() => parseOffers(readFixture('amazon-product/amazon-com-product-portable-charger-2026.html'), US)).detail).toMatch(
+      /no offers on the page/,
+    );
   });
 });

@@ -60,7 +60,9 @@ export function parseOffers(html: string, ctx: PageContext): Offer[] {
   assertNotRobotCheck(doc);
   if (doc.querySelector('#olpOfferList')) return readOfferListing(doc, ctx);
   if (doc.querySelector(PANEL)) return readPanel(doc, ctx);
-  throw new ScrapeError('no offers on the page: neither the offer-listing rows (#olpOfferList) nor the all-offers panel (#aod-container) is there; the layout changed or this is not an offers page');
+  throw new ScrapeError(
+    'no offers on the page: neither the offer-listing rows (#olpOfferList) nor the all-offers panel (#aod-container) is there; the layout changed or this is not an offers page',
+  );
 }
 
 /** The element a row must have; without it the layout changed, so the parse fails rather than answer an empty field. */
@@ -115,7 +117,12 @@ function readOfferListing(doc: Document, ctx: PageContext): Offer[] {
     for (const d of notes?.querySelectorAll('.olpBadgeContainer, li') ?? []) {
       if (d.matches('.olpBadgeContainer') || d.querySelector('a[href*="sshmPath="]')) d.remove();
     }
-    const lines = notes ? renderedText(notes).split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean) : [];
+    const lines = notes
+      ? renderedText(notes)
+          .split('\n')
+          .map((l) => l.replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+      : [];
     const shipsFrom = lines.find((l) => /^Ships from\s/i.test(l));
     const delivery = [shipping ?? prime?.getAttribute('aria-label')?.trim(), ...lines.filter((l) => l !== shipsFrom)].filter(Boolean).join(' ');
     return {

@@ -68,7 +68,10 @@ const MARKS = /[\u200b-\u200f\u202a-\u202e\u2060\ufeff]/g;
 
 /** Collapsed text without marks; null when empty. */
 const clean = (s: string | null | undefined): string | null => {
-  const t = s?.replace(MARKS, '').replace(/[\s\u00a0]+/g, ' ').trim();
+  const t = s
+    ?.replace(MARKS, '')
+    .replace(/[\s\u00a0]+/g, ' ')
+    .trim();
   return t ? t : null;
 };
 
@@ -157,7 +160,9 @@ function productDocument(html: string): { doc: Document; title: string } {
 const NOT_SPEC = /^(customer reviews|average customer review|(amazon )?best ?sellers rank)$/i;
 
 function specKey(text: string | null): string | null {
-  const k = clean(text)?.replace(/\s*:\s*$/, '').trim();
+  const k = clean(text)
+    ?.replace(/\s*:\s*$/, '')
+    .trim();
   return k ? k : null;
 }
 
@@ -190,9 +195,7 @@ function readSpecifications(doc: Document): { specs: Record<string, string>; ran
     if (cells.length < 2) continue;
     put(specKey(visibleText(cells[0])), visibleText(cells[cells.length - 1]), cells[cells.length - 1]);
   }
-  const items = doc.querySelectorAll(
-    '#detailBullets_feature_div li, #detailBulletsWrapper_feature_div li, #detail-bullets li, #productDetailsTable li',
-  );
+  const items = doc.querySelectorAll('#detailBullets_feature_div li, #detailBulletsWrapper_feature_div li, #detail-bullets li, #productDetailsTable li');
   for (const li of Array.from(items)) {
     if (li.closest('.zg_hrsr')) continue; // the sub-ranks nested in li#SalesRank
     const bold = li.querySelector('.a-text-bold, b');
@@ -263,8 +266,11 @@ function readAsin(doc: Document, specs: Record<string, string>): string | null {
     doc.querySelector('input[name="ASIN"]')?.getAttribute('value'),
     doc.querySelector('#averageCustomerReviews[data-asin]')?.getAttribute('data-asin'),
     doc.querySelector('[data-csa-c-asin]')?.getAttribute('data-csa-c-asin'),
-    doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.match(/\/dp\/([A-Z0-9]{10})/)?.[1],
-    specs['ASIN'],
+    doc
+      .querySelector('link[rel="canonical"]')
+      ?.getAttribute('href')
+      ?.match(/\/dp\/([A-Z0-9]{10})/)?.[1],
+    specs.ASIN,
     doc.querySelector('[data-defaultasin]')?.getAttribute('data-defaultasin'),
   ];
   for (const c of candidates) {
@@ -385,7 +391,8 @@ function readImages(doc: Document, origin: string): string[] {
 
 function readBullets(doc: Document): string[] {
   let items = Array.from(doc.querySelectorAll('#feature-bullets li:not(.aok-hidden) span.a-list-item'));
-  if (items.length === 0) items = Array.from(doc.querySelectorAll('#featurebullets_feature_div li span.a-list-item, #productFactsDesktopExpander li span.a-list-item'));
+  if (items.length === 0)
+    items = Array.from(doc.querySelectorAll('#featurebullets_feature_div li span.a-list-item, #productFactsDesktopExpander li span.a-list-item'));
   const out: string[] = [];
   for (const el of items) {
     if (el.closest('.aok-hidden, #replacementPartsFitmentBullet')) continue;
@@ -413,7 +420,10 @@ function readDescription(doc: Document, html: string): string | null {
   const pqv = doc.querySelector('#pqv-description');
   if (pqv) {
     const body = Array.from(pqv.children).filter((c) => !/^H\d$/.test(c.tagName));
-    const t = body.map((c) => visibleText(c, true)).filter(Boolean).join('\n');
+    const t = body
+      .map((c) => visibleText(c, true))
+      .filter(Boolean)
+      .join('\n');
     if (t) return t;
   }
   return null;
@@ -462,7 +472,7 @@ function readBrand(doc: Document, specs: Record<string, string>): string | null 
   const byline = visibleText(doc.querySelector('#bylineInfo'));
   const m = byline?.match(/^Visit the (.+?) Store$/i) ?? byline?.match(/^Brand:\s*(.+)$/i);
   if (m) return clean(m[1]);
-  return specs['Brand'] ?? specs['Brand Name'] ?? null;
+  return specs.Brand ?? specs['Brand Name'] ?? null;
 }
 
 function readSeller(doc: Document): ProductPage['seller'] {
@@ -473,7 +483,11 @@ function readSeller(doc: Document): ProductPage['seller'] {
     const id = href.match(/[?&]seller=([A-Z0-9]+)/)?.[1] ?? null;
     return { name, id };
   }
-  const info = firstText(doc, ['#merchant-info', '#merchantInfoFeature_feature_div .offer-display-feature-text', '#tabular-buybox .tabular-buybox-text[tabular-attribute-name="Sold by"]']);
+  const info = firstText(doc, [
+    '#merchant-info',
+    '#merchantInfoFeature_feature_div .offer-display-feature-text',
+    '#tabular-buybox .tabular-buybox-text[tabular-attribute-name="Sold by"]',
+  ]);
   const m = info?.match(/sold by\s+(.+?)(?:\s+and\s+(?:is\s+)?fulfilled\b|\.\s|\.$|$)/i);
   const sold = clean(m?.[1]);
   return sold ? { name: sold, id: null } : null;
@@ -497,7 +511,10 @@ function readVariants(doc: Document, asin: string): ProductPage['variants'] {
     if (!label) continue;
     seen.add(v);
     const selected =
-      li.getAttribute('data-initiallyselected') === 'true' || /\bswatchSelected\b|\bselected\b/.test(li.className) || !!li.querySelector('.a-button-selected') || v === asin;
+      li.getAttribute('data-initiallyselected') === 'true' ||
+      /\bswatchSelected\b|\bselected\b/.test(li.className) ||
+      !!li.querySelector('.a-button-selected') ||
+      v === asin;
     out.push({ asin: v, label, selected });
   }
   // the dropdown twister: <option value="1,B0XXXXXXXX">Large</option>
@@ -547,7 +564,11 @@ export function parseProductPage(html: string, ctx: PageContext): ProductPage {
   const original_price_text = readOriginalPrice(doc);
   const rent_price_text = firstText(doc, ['#rentPrice', '#rentOfferAccordionRow .header-price']);
   const ratingEl = doc.querySelector('#acrPopover');
-  const rating = ratingOf(ratingEl?.getAttribute('title') ?? visibleText(ratingEl?.querySelector('.a-icon-alt')) ?? visibleText(doc.querySelector('#averageCustomerReviews .a-icon-alt')));
+  const rating = ratingOf(
+    ratingEl?.getAttribute('title') ??
+      visibleText(ratingEl?.querySelector('.a-icon-alt')) ??
+      visibleText(doc.querySelector('#averageCustomerReviews .a-icon-alt')),
+  );
   return {
     asin,
     title,
@@ -579,7 +600,6 @@ export function parseProductPage(html: string, ctx: PageContext): ProductPage {
 // ---------------------------------------------------------------------------------------------
 // Reviews
 
-
 function reviewBody(card: Element): string {
   const rich = card.querySelector('[data-hook="reviewRichContentContainer"]');
   const old = card.querySelector('[data-hook="review-body"]');
@@ -606,7 +626,11 @@ export function parseProductReviews(html: string): Review[] {
   const out: Review[] = [];
   const seen = new Set<string>();
   for (const card of Array.from(doc.querySelectorAll('div[data-hook="review"]'))) {
-    const id = card.id || card.getAttribute('data-csa-c-slot-id')?.replace(/^customer_review-/, '') || card.querySelector('[id^="customer_review-"]')?.id.replace(/^customer_review-/, '') || '';
+    const id =
+      card.id ||
+      card.getAttribute('data-csa-c-slot-id')?.replace(/^customer_review-/, '') ||
+      card.querySelector('[id^="customer_review-"]')?.id.replace(/^customer_review-/, '') ||
+      '';
     if (!id || seen.has(id)) continue;
     const body = reviewBody(card);
     if (!body) continue;
@@ -631,7 +655,9 @@ export function parseProductReviews(html: string): Review[] {
       date_text,
       date: shownDay(date_text),
       location: where ? clean(where[1]) : null,
-      verified_purchase: !!card.querySelector('[data-hook="avp-badge"], [data-hook="avp-badge-linkless"]') || /\bVerified Purchase\b/.test(visibleText(card.querySelector('.review-format-strip, [data-hook="product-variation-attributes"]')) ?? ''),
+      verified_purchase:
+        !!card.querySelector('[data-hook="avp-badge"], [data-hook="avp-badge-linkless"]') ||
+        /\bVerified Purchase\b/.test(visibleText(card.querySelector('.review-format-strip, [data-hook="product-variation-attributes"]')) ?? ''),
       body,
       helpful_votes: helpfulVotes(card),
       variant: visibleText(card.querySelector('[data-hook="format-strip"], [data-hook="format-strip-linkless"]')),

@@ -45,14 +45,7 @@ describe('parseSearchResults: amazon.com search, 2026 layout ("portable charger"
 
   it('reads 22 cards, 6 of them sponsored, numbered 1..22 in page order', () => {
     expect(cards).toHaveLength(22);
-    expect(cards.filter((c) => c.sponsored).map((c) => c.asin)).toEqual([
-      'B0FQVG4RWW',
-      'B0DR8G428S',
-      'B0FQJH2XSY',
-      'B0CH7ZNF2W',
-      'B0D6RGPJZL',
-      'B0FCKLSC8Y',
-    ]);
+    expect(cards.filter((c) => c.sponsored).map((c) => c.asin)).toEqual(['B0FQVG4RWW', 'B0DR8G428S', 'B0FQJH2XSY', 'B0CH7ZNF2W', 'B0D6RGPJZL', 'B0FCKLSC8Y']);
     expect(cards.slice(0, 3).map((c) => c.asin)).toEqual(['B0FQVG4RWW', 'B0DR8G428S', 'B0CB1FW5FC']);
     expectWellFormed(cards, US.origin, 'USD');
   });
@@ -61,7 +54,8 @@ describe('parseSearchResults: amazon.com search, 2026 layout ("portable charger"
     const c = byAsin(cards, 'B0FQVG4RWW');
     expect(c).toMatchObject({
       position: 1,
-      title: 'Portable Charger with Wall Plug, Slim USB C Power Bank with Built-in Cables, 10000mah LED Display External Battery Pack Compatible with iPhone/Android & More (Black)',
+      title:
+        'Portable Charger with Wall Plug, Slim USB C Power Bank with Built-in Cables, 10000mah LED Display External Battery Pack Compatible with iPhone/Android & More (Black)',
       url: 'https://www.amazon.com/dp/B0FQVG4RWW',
       price_text: '$25.18',
       price: 25.18,
@@ -101,7 +95,12 @@ describe('parseSearchResults: amazon.com search, 2026 layout ("portable charger"
   });
 
   it('the "Best Seller" badge (B0FW34MF6F), the coupon (B0FTZ46NF8), a non-prime card (B0D7PPG25F)', () => {
-    expect(byAsin(cards, 'B0FW34MF6F')).toMatchObject({ badge: 'Best Seller', price: 22.49, original_price: 24.99, other_offers: { min_price: 19.12, count: 5 } });
+    expect(byAsin(cards, 'B0FW34MF6F')).toMatchObject({
+      badge: 'Best Seller',
+      price: 22.49,
+      original_price: 24.99,
+      other_offers: { min_price: 19.12, count: 5 },
+    });
 
     const coupon = byAsin(cards, 'B0FTZ46NF8');
     expect(coupon).toMatchObject({

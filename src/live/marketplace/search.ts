@@ -156,15 +156,17 @@ function findImage(el: Element): Element | null {
 
 /** "Sponsored Ad - Title" / "Sponsored Ad – Title" (image alt of sponsored cards) → "Title". */
 function stripAdPrefix(alt: string | null | undefined): string | null {
-  const t = alt?.replace(/^\s*Sponsored Ad\s*[-–—]\s*/i, '').replace(/\s+/g, ' ').trim();
+  const t = alt
+    ?.replace(/^\s*Sponsored Ad\s*[-–—]\s*/i, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return t ? t : null;
 }
 
 /** Markup only: the `AdHolder` class, the sponsored label (2026 `puis-`, 2022 `s-`), the older ad wrapper. */
 function isSponsored(el: Element): boolean {
   return (
-    el.classList.contains('AdHolder') ||
-    !!el.querySelector('.puis-sponsored-label-text, .s-sponsored-label-text, [data-component-type="sp-sponsored-result"]')
+    el.classList.contains('AdHolder') || !!el.querySelector('.puis-sponsored-label-text, .s-sponsored-label-text, [data-component-type="sp-sponsored-result"]')
   );
 }
 
@@ -233,7 +235,9 @@ function parseCount(text: string | null | undefined): number | null {
 function readRatingsCount(el: Element): number | null {
   for (const e of own(el, '[aria-label]')) {
     const label = e.getAttribute('aria-label') ?? '';
-    const m = label.match(/^\s*([\d.,\s\u00a0]+[KkMm]?)\s*(?:global\s+)?(?:ratings?|reviews?|Sternebewertungen|Bewertungen|valoraciones|évaluations|beoordelingen|件の評価)\s*$/i);
+    const m = label.match(
+      /^\s*([\d.,\s\u00a0]+[KkMm]?)\s*(?:global\s+)?(?:ratings?|reviews?|Sternebewertungen|Bewertungen|valoraciones|évaluations|beoordelingen|件の評価)\s*$/i,
+    );
     if (m) return parseCount(m[1]);
   }
   // The count sits next to the stars: look in the star's nearest ancestors (the reviews row).
@@ -266,7 +270,11 @@ function readBadge(el: Element): string | null {
   if (box) {
     const label = box.querySelector('.a-badge-label');
     if (label) {
-      const t = [...label.querySelectorAll('.a-badge-text')].map((e) => e.textContent ?? '').join('').replace(/\s+/g, ' ').trim();
+      const t = [...label.querySelectorAll('.a-badge-text')]
+        .map((e) => e.textContent ?? '')
+        .join('')
+        .replace(/\s+/g, ' ')
+        .trim();
       if (t) return t;
     }
     const rio = box.querySelector('.rio-badge-label');
@@ -279,7 +287,13 @@ function readBadge(el: Element): string | null {
     if (aria) return aria;
   }
   const status = el.querySelector('.a-badge[data-a-badge-type="status"] .a-badge-label');
-  const t = status ? [...status.querySelectorAll('.a-badge-text')].map((e) => e.textContent ?? '').join('').replace(/\s+/g, ' ').trim() : '';
+  const t = status
+    ? [...status.querySelectorAll('.a-badge-text')]
+        .map((e) => e.textContent ?? '')
+        .join('')
+        .replace(/\s+/g, ' ')
+        .trim()
+    : '';
   return t || null;
 }
 
@@ -307,7 +321,9 @@ function isPrime(el: Element): boolean {
 function readDelivery(el: Element): string | null {
   const udm = el.querySelector('.udm-delivery-block');
   if (udm) {
-    const rows = [...udm.querySelectorAll('.udm-primary-delivery-message, .udm-secondary-delivery-message')].map((r) => textOf(r)).filter((t): t is string => !!t);
+    const rows = [...udm.querySelectorAll('.udm-primary-delivery-message, .udm-secondary-delivery-message')]
+      .map((r) => textOf(r))
+      .filter((t): t is string => !!t);
     const joined = rows.length ? rows.join('; ') : textOf(udm);
     if (joined) return joined;
   }
@@ -318,7 +334,9 @@ function readDelivery(el: Element): string | null {
   }
   // 2020-2022: a row of the card's secondary text that carries the prime icon and/or aria-labelled
   // delivery lines ("FREE One-Day", "Get it tomorrow, Dec 17", "FREE Shipping by Amazon").
-  const row = own(el, '.a-row.s-align-children-center').find((r) => !r.querySelector('.s-pc-badge') && !r.closest('.s-pc-badge') && !r.closest('.s-price-instructions-style'));
+  const row = own(el, '.a-row.s-align-children-center').find(
+    (r) => !r.querySelector('.s-pc-badge') && !r.closest('.s-pc-badge') && !r.closest('.s-price-instructions-style'),
+  );
   const section = row?.closest('.a-section') ?? row;
   if (!section) return null;
   const lines: string[] = [];
@@ -333,7 +351,8 @@ function readDelivery(el: Element): string | null {
 // ---------------------------------------------------------------------------------------------
 // Coupon, other offers
 
-const MONEY = /(?:[$€£¥￥₹]|US\$|CA\$|A\$|R\$)\s?\d[\d.,\u00a0\u202f]*\d|\d[\d.,\u00a0\u202f]*\d?\s?(?:€|£|\$|zł|kr)|(?:EUR|USD|GBP|CAD|AUD|INR|JPY)\s?\d[\d.,]*/;
+const MONEY =
+  /(?:[$€£¥￥₹]|US\$|CA\$|A\$|R\$)\s?\d[\d.,\u00a0\u202f]*\d|\d[\d.,\u00a0\u202f]*\d?\s?(?:€|£|\$|zł|kr)|(?:EUR|USD|GBP|CAD|AUD|INR|JPY)\s?\d[\d.,]*/;
 
 /**
  * A clip-coupon (or voucher) on the card, as `{ text, price_text, price }` where price is what

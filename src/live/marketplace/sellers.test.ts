@@ -32,8 +32,12 @@ describe('parseSellerProfile (synthetic)', () => {
   });
 
   it('refuses real pages that are not a seller profile: another site, and the seller storefront', () => {
-    expect(scrapeError(() => parseSellerProfile(readFixture('publisher/apnews-article-presidential-campaigns-2024-09-03.html'), 'A2DP2EEPU3VU45', ctx)).detail).toMatch(/#seller-name/);
-    expect(scrapeError(() => parseSellerProfile(readFixture('amazon-seller/amazon-com-seller-storefront-search-2020.html'), 'A2DP2EEPU3VU45', ctx)).detail).toMatch(/#seller-name/);
+    expect(
+      scrapeError(() => parseSellerProfile(readFixture('publisher/apnews-article-presidential-campaigns-2024-09-03.html'), 'A2DP2EEPU3VU45', ctx)).detail,
+    ).toMatch(/#seller-name/);
+    expect(
+      scrapeError(() => parseSellerProfile(readFixture('amazon-seller/amazon-com-seller-storefront-search-2020.html'), 'A2DP2EEPU3VU45', ctx)).detail,
+    ).toMatch(/#seller-name/);
   });
 });
 

@@ -51,7 +51,11 @@ export function parseSellerProfile(html: string, id: string, ctx: PageContext): 
   const summary = textOf(doc.querySelector('#seller-info-feedback-summary'));
   // "Business Name: X", then "Business Address:" and its lines, in the detailed information.
   const rows = [...doc.querySelectorAll('#page-section-detail-seller-info .a-row')].map((r) => textOf(r) ?? '');
-  const field = (label: string) => rows.find((r) => r.startsWith(label))?.slice(label.length).trim() || null;
+  const field = (label: string) =>
+    rows
+      .find((r) => r.startsWith(label))
+      ?.slice(label.length)
+      .trim() || null;
   const at = rows.findIndex((r) => r.startsWith('Business Address:'));
   const address = at < 0 ? [] : rows.slice(at + 1).filter((r) => !/^[A-Z][\w ]+:/.test(r));
   const storefront = doc.querySelector('#seller-info-storefront-link a')?.getAttribute('href');

@@ -35,7 +35,9 @@ describe('parseArticle: Reuters 2024 (real page)', () => {
       'BEIRUT/THE HAGUE, March 7 (Reuters) - An Israeli tank crew killed a Reuters reporter in Lebanon in October by firing two shells at a clearly identified group of journalists and then "likely" opened fire on them with a heavy machine gun in an attack that lasted 1 minute and 45 seconds, according to a report into the incident published on Thursday.',
     );
     expect(a.body[1]).toMatch(/^The report by the Netherlands Organisation for Applied Scientific Research \(TNO\) - which/);
-    expect(a.body[29]).toBe("The day after the attack, Israel's military said it had visuals of the incident and it was being investigated. No results have been made public.");
+    expect(a.body[29]).toBe(
+      "The day after the attack, Israel's military said it had visuals of the incident and it was being investigated. No results have been made public.",
+    );
   });
 });
 
@@ -111,7 +113,13 @@ describe('parseArticle: the fallback order', () => {
       "author":{"@type":"Person","name":"Ann Lee"},"image":{"@type":"ImageObject","url":"https://cdn.example.com/a.jpg"},
       "articleBody":"One flattened blob."}]</script></head>
       <body><article><h1>H</h1><p>Para one.</p><p>Para two.</p></article></body></html>`;
-    expect(parseArticle(html, PAGE)).toMatchObject({ headline: 'H', byline: 'Ann Lee', authors: ['Ann Lee'], image_url: 'https://cdn.example.com/a.jpg', body: ['Para one.', 'Para two.'] });
+    expect(parseArticle(html, PAGE)).toMatchObject({
+      headline: 'H',
+      byline: 'Ann Lee',
+      authors: ['Ann Lee'],
+      image_url: 'https://cdn.example.com/a.jpg',
+      body: ['Para one.', 'Para two.'],
+    });
   });
 
   it('no JSON-LD at all: h1, meta, time[datetime], byline, article p without the boxes around the story', () => {
@@ -165,7 +173,10 @@ describe('parseArticle: the fallback order', () => {
 describe('parseArticle: a real page of another site', () => {
   // Issue 22: a results page is not an article: 502 naming what is missing, never an empty article.
   const FIXTURES = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../test/fixtures/pages');
-  it.each(['web-search/duckduckgo-html-search-openai-news-2026.html', 'amazon-bestsellers/amazon-com-bestsellers-tools-home-improvement-2022.html'])('%s is a ScrapeError', (name) => {
-    expect(() => parseArticle(readFileSync(resolve(FIXTURES, name), 'utf8'), 'https://example.com/x')).toThrow(ScrapeError);
-  });
+  it.each(['web-search/duckduckgo-html-search-openai-news-2026.html', 'amazon-bestsellers/amazon-com-bestsellers-tools-home-improvement-2022.html'])(
+    '%s is a ScrapeError',
+    (name) => {
+      expect(() => parseArticle(readFileSync(resolve(FIXTURES, name), 'utf8'), 'https://example.com/x')).toThrow(ScrapeError);
+    },
+  );
 });

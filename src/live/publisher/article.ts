@@ -62,10 +62,15 @@ export function parseArticle(html: string, pageUrl: string): Article {
     headline,
     byline: joinNames(authors),
     authors,
-    published_at: isoInstant(str(ld?.datePublished)) ?? isoInstant(meta('article:published_time')) ?? isoInstant(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime')),
+    published_at:
+      isoInstant(str(ld?.datePublished)) ??
+      isoInstant(meta('article:published_time')) ??
+      isoInstant(time?.getAttribute('datetime') ?? time?.getAttribute('dateTime')),
     modified_at: isoInstant(str(ld?.dateModified)) ?? isoInstant(meta('article:modified_time')),
     section: str(first(ld?.articleSection)) ?? meta('article:section'),
-    canonical_url: absoluteUrl(ldId(ld?.mainEntityOfPage) ?? str(ld?.url) ?? doc.querySelector('link[rel="canonical"]')?.getAttribute('href') ?? meta('og:url'), pageUrl) ?? pageUrl,
+    canonical_url:
+      absoluteUrl(ldId(ld?.mainEntityOfPage) ?? str(ld?.url) ?? doc.querySelector('link[rel="canonical"]')?.getAttribute('href') ?? meta('og:url'), pageUrl) ??
+      pageUrl,
     description: str(ld?.description) ?? meta('og:description') ?? meta('description'),
     image_url: absoluteUrl(ldImage(ld?.image) ?? meta('og:image'), pageUrl),
     // The markup's paragraphs before articleBody: articleBody is often one flattened blob, or
@@ -125,7 +130,10 @@ function ldBody(v: unknown): string[] {
 /** The body paragraphs of the first layout that has any. */
 function bodyParagraphs(doc: Document): string[] {
   for (const sel of BODY) {
-    const ps = [...doc.querySelectorAll(sel)].filter((p) => !p.closest(NOT_BODY)).map(shownText).filter((t): t is string => !!t);
+    const ps = [...doc.querySelectorAll(sel)]
+      .filter((p) => !p.closest(NOT_BODY))
+      .map(shownText)
+      .filter((t): t is string => !!t);
     if (ps.length) return ps;
   }
   return [];

@@ -16,7 +16,10 @@ export function publisherEndpoints(wireUrl: string, clock: () => number) {
   const wire: LiveEndpoint<{ section: string; page: number }, ListingItem> = {
     engine: 'wire_listing',
     family: FAMILY,
-    params: { section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology', 'world-news', { required: true }), page: pageParam({ max: 10 }) },
+    params: {
+      section: patternParam(/^[a-z0-9][a-z0-9-]{0,79}$/, 'a section slug such as world-news or technology', 'world-news', { required: true }),
+      page: pageParam({ max: 10 }),
+    },
     locked: LOCKED,
     async run(q, call) {
       const page = await call.get(fillTemplate(wireUrl, { section: q.section, page: q.page }));

@@ -32,8 +32,10 @@ describe('parseListing: the real AP hub page', () => {
       title: 'Spacecraft’s impact changed asteroid’s orbit around the sun in a save-the-Earth test, study finds', // L16246
       url: 'https://apnews.com/article/asteroid-nasa-draft-dimorphos-9abccd32d4cb532a66249dd6145685cb', // L16246 href
       published_at: '2026-03-06T19:01:09.000Z', // L16148 data-posted-date-timestamp="1772823669000"
-      summary: 'A new study has found that an asteroid NASA used for target practice a few years ago was nudged into a slightly different route around the sun.', // L16261 .PagePromo-description
-      image_url: 'https://dims.apnews.com/dims4/default/93c8a78/2147483647/strip/true/crop/3000x2000+0+0/resize/727x485!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2Fa8%2F99%2Fffe10a7c3913bcbf1edbe28ade82%2F1bfdddcec49a4073bb38bedb26bf5c3f', // L16217 img src
+      summary:
+        'A new study has found that an asteroid NASA used for target practice a few years ago was nudged into a slightly different route around the sun.', // L16261 .PagePromo-description
+      image_url:
+        'https://dims.apnews.com/dims4/default/93c8a78/2147483647/strip/true/crop/3000x2000+0+0/resize/727x485!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2Fa8%2F99%2Fffe10a7c3913bcbf1edbe28ade82%2F1bfdddcec49a4073bb38bedb26bf5c3f', // L16217 img src
     });
   });
 
@@ -44,7 +46,8 @@ describe('parseListing: the real AP hub page', () => {
       url: 'https://apnews.com/article/nasa-space-astronauts-crew-medical-spacex-d89651fb83a8eb32d8619052424a5cb8', // L29525 href
       published_at: '2026-01-15T08:45:45.000Z', // L29437 data-posted-date-timestamp="1768466745000"
       summary: null, // no .PagePromo-description between L29437 and the ad template after it
-      image_url: 'https://dims.apnews.com/dims4/default/1171407/2147483647/strip/true/crop/4000x2458+0+0/resize/240x147!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2F1b%2F85%2F757446045116c78c61ccdf00289d%2F087d20ee2fa745adadcecdad32ff5940', // L29496 img src
+      image_url:
+        'https://dims.apnews.com/dims4/default/1171407/2147483647/strip/true/crop/4000x2458+0+0/resize/240x147!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2F1b%2F85%2F757446045116c78c61ccdf00289d%2F087d20ee2fa745adadcecdad32ff5940', // L29496 img src
     });
   });
 
@@ -54,7 +57,8 @@ describe('parseListing: the real AP hub page', () => {
       title: 'NASA revamps Artemis moon landing program by modeling it after speedy Apollo',
       published_at: '2026-02-27T15:34:59.000Z',
       // its repeat in the right rail (L17149) has data-no-media; the first promo's image stands
-      image_url: 'https://dims.apnews.com/dims4/default/a164da8/2147483647/strip/true/crop/8296x5531+0+0/resize/599x399!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2Fb1%2F09%2Fcc96912c7320670fab035bf25796%2Fbbbfb45659774d8284f5daf352718df0',
+      image_url:
+        'https://dims.apnews.com/dims4/default/a164da8/2147483647/strip/true/crop/8296x5531+0+0/resize/599x399!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2Fb1%2F09%2Fcc96912c7320670fab035bf25796%2Fbbbfb45659774d8284f5daf352718df0',
     });
     // L17248: the right rail's one new story, a photo gallery with data-no-media and data-posted-date-timestamp="1772556401000"
     expect(items[5]).toEqual({
@@ -71,13 +75,16 @@ describe('parseListing: the real AP hub page', () => {
       title: 'How ‘lab-grown’ meat cultivated from animal cells could offer another sustainable food option', // L24223
       url: 'https://projects.apnews.com/features/2023/the-protein-problem/lab-grown-cultivated-meat/index.html',
       published_at: null,
-      summary: 'Meat cultivated from cells — with no need to raise and slaughter an animal — is starting to show up in restaurants around the world. But can it be made cheaply enough to displace animal agriculture?', // L24238
-      image_url: 'https://dims.apnews.com/dims4/default/bb2f401/2147483647/strip/true/crop/3317x2211+0+0/resize/727x485!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2F9a%2Fd8%2F5828c9f197a8074f3db38991bbee%2F40b4a371913046bca89852ba3eb755f1',
+      summary:
+        'Meat cultivated from cells — with no need to raise and slaughter an animal — is starting to show up in restaurants around the world. But can it be made cheaply enough to displace animal agriculture?', // L24238
+      image_url:
+        'https://dims.apnews.com/dims4/default/bb2f401/2147483647/strip/true/crop/3317x2211+0+0/resize/727x485!/quality/90/?url=https%3A%2F%2Fassets.apnews.com%2F9a%2Fd8%2F5828c9f197a8074f3db38991bbee%2F40b4a371913046bca89852ba3eb755f1',
     });
   });
 
   it('an AP promo dated by a bsp-timestamp inside it, as AP times its articles, is read too', () => {
-    const html = '<html><body><div class="PagePromo"><h3 class="PagePromo-title"><a href="/article/x-1"><span>X</span></a></h3><div class="PagePromo-date"><bsp-timestamp data-timestamp="1725369093000"></bsp-timestamp></div></div></body></html>';
+    const html =
+      '<html><body><div class="PagePromo"><h3 class="PagePromo-title"><a href="/article/x-1"><span>X</span></a></h3><div class="PagePromo-date"><bsp-timestamp data-timestamp="1725369093000"></bsp-timestamp></div></div></body></html>';
     expect(parseListing(html, 'https://apnews.com/hub/science', CAPTURED)[0]!.published_at).toBe('2024-09-03T13:11:33.000Z');
   });
 });
@@ -109,7 +116,11 @@ describe('parseListing: generic section page (synthetic)', () => {
     expect(items[1]).toMatchObject({ published_at: '2026-02-20T17:00:00.000Z', image_url: 'https://cdn.rivertonledger.example/images/2026/02/bus-600.jpg' }); // "3 hours ago"
     expect(items[2]).toMatchObject({ published_at: '2026-02-19T20:00:00.000Z', image_url: null }); // "Yesterday"
     // the #comments fragment is not part of the story's URL
-    expect(items[3]).toMatchObject({ url: 'https://www.rivertonledger.example/local/2026/02/19/library-late-fees/', published_at: '2026-02-19T09:30:00.000Z', summary: null });
+    expect(items[3]).toMatchObject({
+      url: 'https://www.rivertonledger.example/local/2026/02/19/library-late-fees/',
+      published_at: '2026-02-19T09:30:00.000Z',
+      summary: null,
+    });
     expect(items[4]!.published_at).toBe('2026-02-18T00:00:00.000Z'); // "Feb 18, 2026"
     expect(items[5]).toMatchObject({ published_at: null, summary: null });
   });
@@ -130,8 +141,22 @@ describe('parseListing: JSON-LD and small pages', () => {
       <article><h2><a href="/world/z">Only in the markup</a></h2></article>
     </body></html>`;
     expect(parseListing(html, PAGE, FETCHED)).toEqual([
-      { position: 1, title: 'Story A', url: 'https://www.example-news.com/world/a', published_at: '2026-02-20T10:00:00.000Z', summary: "A's dek.", image_url: 'https://img.example-news.com/a.jpg' },
-      { position: 2, title: 'Story B', url: 'https://www.example-news.com/world/b', published_at: '2026-02-19T08:00:00.000Z', summary: "B's dek.", image_url: null },
+      {
+        position: 1,
+        title: 'Story A',
+        url: 'https://www.example-news.com/world/a',
+        published_at: '2026-02-20T10:00:00.000Z',
+        summary: "A's dek.",
+        image_url: 'https://img.example-news.com/a.jpg',
+      },
+      {
+        position: 2,
+        title: 'Story B',
+        url: 'https://www.example-news.com/world/b',
+        published_at: '2026-02-19T08:00:00.000Z',
+        summary: "B's dek.",
+        image_url: null,
+      },
       // d has neither a name in the list nor a card: no title, left out
     ]);
   });
@@ -145,15 +170,31 @@ describe('parseListing: JSON-LD and small pages', () => {
       <article><h2><a href="/world/not-a-card/">Generic article</a></h2></article>
     </body></html>`;
     expect(parseListing(html, 'https://www.reuters.com/world/europe/', FETCHED)).toEqual([
-      { position: 1, title: 'Story one', url: 'https://www.reuters.com/world/europe/story-one-2026-02-20/', published_at: '2026-02-20T12:00:00.000Z', summary: 'First dek.', image_url: 'https://www.reuters.com/resizer/x.jpg' },
-      { position: 2, title: 'Story two', url: 'https://www.reuters.com/world/europe/story-two-2026-02-20/', published_at: '2026-02-20T18:00:00.000Z', summary: null, image_url: null },
+      {
+        position: 1,
+        title: 'Story one',
+        url: 'https://www.reuters.com/world/europe/story-one-2026-02-20/',
+        published_at: '2026-02-20T12:00:00.000Z',
+        summary: 'First dek.',
+        image_url: 'https://www.reuters.com/resizer/x.jpg',
+      },
+      {
+        position: 2,
+        title: 'Story two',
+        url: 'https://www.reuters.com/world/europe/story-two-2026-02-20/',
+        published_at: '2026-02-20T18:00:00.000Z',
+        summary: null,
+        image_url: null,
+      },
     ]);
   });
 
-  const NOTHING = 'no stories on the page (no JSON-LD ItemList, and no div.PagePromo, [data-testid="MediaStoryCard"] or <article> card with a headline link on the page\'s own site): the layout changed or the page is not a listing';
+  const NOTHING =
+    'no stories on the page (no JSON-LD ItemList, and no div.PagePromo, [data-testid="MediaStoryCard"] or <article> card with a headline link on the page\'s own site): the layout changed or the page is not a listing';
 
   it('a page that lists nothing is a ScrapeError naming what a listing has', () => {
-    const html = '<html><body><h1>Subscribe</h1><p>Nothing here.</p><article><h2><a href="https://other.example.org/x">Off-site only</a></h2></article></body></html>';
+    const html =
+      '<html><body><h1>Subscribe</h1><p>Nothing here.</p><article><h2><a href="https://other.example.org/x">Off-site only</a></h2></article></body></html>';
     expect(scrapeError(() => parseListing(html, PAGE, FETCHED)).detail).toBe(NOTHING);
   });
 

@@ -52,7 +52,9 @@ export function parseListing(html: string, fetchedUrl: string, fetchedAt: Date):
     .filter((i) => i.title);
   const items = fromLd.length ? fromLd : markup;
   if (!items.length) {
-    throw new ScrapeError('no stories on the page (no JSON-LD ItemList, and no div.PagePromo, [data-testid="MediaStoryCard"] or <article> card with a headline link on the page\'s own site): the layout changed or the page is not a listing');
+    throw new ScrapeError(
+      'no stories on the page (no JSON-LD ItemList, and no div.PagePromo, [data-testid="MediaStoryCard"] or <article> card with a headline link on the page\'s own site): the layout changed or the page is not a listing',
+    );
   }
   return items.map((i, n) => ({ position: n + 1, ...i }));
 }
@@ -146,14 +148,18 @@ function readCard(card: Element, link: Element, pageUrl: string, fetchedAt: Date
     url: absoluteUrl(link.getAttribute('href'), pageUrl) ?? '',
     published_at: cardDate(card, fetchedAt),
     // in this order, not document order: a card's dek may follow other text
-    summary: ['.PagePromo-description', '[data-testid="Description"]', '[data-testid="Body"]', 'p'].map((sel) => textOf(card.querySelector(sel))).find(Boolean) ?? null,
+    summary:
+      ['.PagePromo-description', '[data-testid="Description"]', '[data-testid="Body"]', 'p'].map((sel) => textOf(card.querySelector(sel))).find(Boolean) ??
+      null,
     image_url: imageUrl(card.querySelector('img'), new URL(pageUrl).origin),
   };
 }
 
 /** AP's epoch-ms promo attribute or `bsp-timestamp`, a `time` element's datetime, else the date a card shows. */
 function cardDate(card: Element, fetchedAt: Date): string | null {
-  for (const ms of [card.getAttribute('data-posted-date-timestamp'), card.querySelector('bsp-timestamp[data-timestamp]')?.getAttribute('data-timestamp')].map(Number)) {
+  for (const ms of [card.getAttribute('data-posted-date-timestamp'), card.querySelector('bsp-timestamp[data-timestamp]')?.getAttribute('data-timestamp')].map(
+    Number,
+  )) {
     if (ms > 0) return new Date(ms).toISOString();
   }
   const time = card.querySelector('time');

@@ -13,7 +13,9 @@ export function reviewEndpoints(url: string, clock: () => number) {
     engine: 'company_reviews',
     family: 'reviews',
     params: {
-      company: patternParam(/^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "the company's domain, e.g. example.com", 'example.com', { required: true }),
+      company: patternParam(/^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "the company's domain, e.g. example.com", 'example.com', {
+        required: true,
+      }),
       page: pageParam('forwarded'),
     },
     async run(q, call) {

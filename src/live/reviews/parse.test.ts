@@ -92,7 +92,20 @@ const BT_LAST = {
 // The 20 cards' data-service-review-rating values in page order (grep -o 'data-service-review-rating="."').
 const BT_RATINGS = '11111113111211151111';
 // The cards that hold a [data-service-review-business-reply-text-typography] (12 on the page), by author.
-const BT_REPLIED = ['jason', 'Tom Hills', 'Rebecca H', 'Mrs Loraine Gleave', 'Jonny', 'Paul Hodder', 'Guest', 'Arthur', 'Mr Watson', 'philip selby', 'UKRes', 'David Roberts'];
+const BT_REPLIED = [
+  'jason',
+  'Tom Hills',
+  'Rebecca H',
+  'Mrs Loraine Gleave',
+  'Jonny',
+  'Paul Hodder',
+  'Guest',
+  'Arthur',
+  'Mr Watson',
+  'philip selby',
+  'UKRes',
+  'David Roberts',
+];
 
 /** The page with one or more of its sources taken out: the structured scripts removed, or the cards' marker renamed. */
 const withoutNext = (h: string) => h.replace(/<script id="__NEXT_DATA__"[\s\S]*?<\/script>/, '');
@@ -190,7 +203,11 @@ describe('parseCompanyReviews: pages that are not a review profile', () => {
 describe('parseCompanyReviews: JSON-LD page (northwind-mobile.example, page 3 of 3)', () => {
   let p: CompanyReviewsPage;
   beforeAll(() => {
-    p = parseCompanyReviews(readFixture('synthetic/company-reviews-northwind-mobile-jsonld.html'), 'https://www.trustpilot.com/review/northwind-mobile.example?page=3', at)!;
+    p = parseCompanyReviews(
+      readFixture('synthetic/company-reviews-northwind-mobile-jsonld.html'),
+      'https://www.trustpilot.com/review/northwind-mobile.example?page=3',
+      at,
+    )!;
   });
 
   it('reads the company from the LocalBusiness, the breadcrumb and the Dataset, not the site Organization', () => {
@@ -224,13 +241,23 @@ describe('parseCompanyReviews: JSON-LD page (northwind-mobile.example, page 3 of
       verified: true,
       reply: null,
     });
-    expect(p.reviews[7]).toMatchObject({ id: '6790a1b2c3d4e5f601234508', author: 'Sam Whitaker', author_country: 'AU', date: '2025-07-21T23:12:05.000Z', verified: false, reply: null });
+    expect(p.reviews[7]).toMatchObject({
+      id: '6790a1b2c3d4e5f601234508',
+      author: 'Sam Whitaker',
+      author_country: 'AU',
+      date: '2025-07-21T23:12:05.000Z',
+      verified: false,
+      reply: null,
+    });
   });
 
   it("the company's reply comes from the card; the JSON-LD body is whole where the card cuts it", () => {
     expect(p.reviews[1]).toMatchObject({
       title: 'Still waiting for my refund',
-      reply: { body: 'Hi Tom, we are sorry for the delay. Your refund was issued today and should show within 5 working days.', date: '2025-09-04T10:02:00.000Z' },
+      reply: {
+        body: 'Hi Tom, we are sorry for the delay. Your refund was issued today and should show within 5 working days.',
+        date: '2025-09-04T10:02:00.000Z',
+      },
     });
     expect(p.reviews.filter((r) => r.reply).map((r) => r.author)).toEqual(['Tom Hadley', 'Lena Fischer']);
     expect(p.reviews[2]!.body).toMatch(/which is why I took off a star\.$/);
@@ -241,7 +268,11 @@ describe('parseCompanyReviews: JSON-LD page (northwind-mobile.example, page 3 of
 describe('parseCompanyReviews: markup only (acmeoutdoor.example, page 2 of 7, no JSON-LD)', () => {
   let p: CompanyReviewsPage;
   beforeAll(() => {
-    p = parseCompanyReviews(readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'), 'https://uk.trustpilot.com/review/acmeoutdoor.example?page=2', at)!;
+    p = parseCompanyReviews(
+      readFixture('synthetic/company-reviews-acmeoutdoor-markup.html'),
+      'https://uk.trustpilot.com/review/acmeoutdoor.example?page=2',
+      at,
+    )!;
   });
 
   it('reads the header: name, "Reviews 132", the rating, percentages turned into counts, breadcrumb categories', () => {
@@ -295,7 +326,10 @@ describe('parseCompanyReviews: markup only (acmeoutdoor.example, page 2 of 7, no
       author: 'Rachel Green',
       rating: 1,
       date: '2026-02-11T16:40:05.000Z',
-      reply: { body: 'Hi Rachel, we are very sorry. A stock label was wrong; the navy jacket is on its way by next-day delivery.', date: '2026-02-12T09:11:00.000Z' },
+      reply: {
+        body: 'Hi Rachel, we are very sorry. A stock label was wrong; the navy jacket is on its way by next-day delivery.',
+        date: '2026-02-12T09:11:00.000Z',
+      },
     });
     expect(p.reviews.filter((r) => r.reply).map((r) => r.author)).toEqual(['Rachel Green', "Liam O'Connor", 'Ravi Shah']);
   });
@@ -304,7 +338,9 @@ describe('parseCompanyReviews: markup only (acmeoutdoor.example, page 2 of 7, no
 /** Kept for: the site's "page not found" page (none was captured), robot checks, and small hand-made pages for single rules. */
 describe('parseCompanyReviews: other pages', () => {
   it('the "page not found" page is null, though it carries the site\'s own Organization JSON-LD', () => {
-    expect(parseCompanyReviews(readFixture('synthetic/company-reviews-not-found.html'), 'https://www.trustpilot.com/review/no-such-company.example', at)).toBeNull();
+    expect(
+      parseCompanyReviews(readFixture('synthetic/company-reviews-not-found.html'), 'https://www.trustpilot.com/review/no-such-company.example', at),
+    ).toBeNull();
   });
 
   it('a robot check and a Cloudflare challenge are ScrapeErrors', () => {
@@ -323,11 +359,14 @@ describe('parseCompanyReviews: other pages', () => {
     const detail =
       'no company profile on the page: no __NEXT_DATA__ businessUnit, no JSON-LD business with aggregateRating, no rating header ([data-rating-typography], [data-reviews-count-typography]) and no review cards (article[data-service-review-card-paper]); the layout changed or the page is not a review profile';
     expect(scrapeError(() => parseCompanyReviews(other, 'https://www.trustpilot.com/review/a.example', at)).detail).toBe(detail);
-    expect(scrapeError(() => parseCompanyReviews(readFixture('synthetic/job-board-no-results.html'), 'https://www.trustpilot.com/review/a.example', at)).detail).toBe(detail);
+    expect(
+      scrapeError(() => parseCompanyReviews(readFixture('synthetic/job-board-no-results.html'), 'https://www.trustpilot.com/review/a.example', at)).detail,
+    ).toBe(detail);
   });
 
   it('review cards none of which has a rating are a ScrapeError', () => {
-    const html = '<html><body><h1>Acme</h1><article data-service-review-card-paper="true"><p data-service-review-text-typography="true">No stars here at all.</p></article></body></html>';
+    const html =
+      '<html><body><h1>Acme</h1><article data-service-review-card-paper="true"><p data-service-review-text-typography="true">No stars here at all.</p></article></body></html>';
     expect(scrapeError(() => parseCompanyReviews(html, 'https://www.trustpilot.com/review/acme.example', at)).detail).toBe(
       'review cards without star ratings (no [data-service-review-rating], no "Rated N out of 5" image): the layout changed',
     );

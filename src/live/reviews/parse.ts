@@ -120,14 +120,17 @@ export function parseCompanyReviews(html: string, pageUrl: string, fetchedAt: Da
     { join: fuller },
   );
   const reviews = drafts.filter((r): r is Review => r.rating !== null);
-  if (drafts.length > 0 && reviews.length === 0) throw new ScrapeError(`review cards without star ratings (no [data-service-review-rating], no "Rated N out of 5" image): the layout changed`);
+  if (drafts.length > 0 && reviews.length === 0)
+    throw new ScrapeError(`review cards without star ratings (no [data-service-review-rating], no "Rated N out of 5" image): the layout changed`);
 
   const summary = company(doc, next, business, ld, pageUrl);
   const page = int(next?.pagination?.currentPage) ?? currentPage(doc, pageUrl);
   const total_pages = int(next?.pagination?.totalPages) ?? totalPages(doc, page);
   // A profile that counts reviews shows some on every page in its range: none is a layout change.
   if (reviews.length === 0 && (summary.reviews_count ?? 0) > 0 && (page === null || total_pages === null || page <= total_pages)) {
-    throw new ScrapeError(`the profile counts ${summary.reviews_count} reviews but the page shows none: no __NEXT_DATA__ reviews, no JSON-LD Review and no review cards (${CARD}); the layout changed`);
+    throw new ScrapeError(
+      `the profile counts ${summary.reviews_count} reviews but the page shows none: no __NEXT_DATA__ reviews, no JSON-LD Review and no review cards (${CARD}); the layout changed`,
+    );
   }
   return { company: summary, reviews, page, total_pages };
 }
@@ -224,7 +227,10 @@ function headerCount(doc: Document): number | null {
 
 /** The site's `Dataset` of star counts: a csvw table whose columns are "1 star" … "5 stars" and "Total". */
 function ldDistribution(ld: Json[]): RatingDistribution | null {
-  const table = ld.filter((o) => hasType(o, 'Dataset')).map((o) => obj(o.mainEntity)).find(Boolean);
+  const table = ld
+    .filter((o) => hasType(o, 'Dataset'))
+    .map((o) => obj(o.mainEntity))
+    .find(Boolean);
   const columns = list(obj(table?.['csvw:tableSchema'])?.['csvw:columns']);
   const out: Partial<RatingDistribution> = {};
   for (const col of columns) {
@@ -291,7 +297,8 @@ function fuller(a: Draft, b: Draft): Draft {
   const bare = (s: string) => s.replace(/\s/g, '');
   const [x, y] = [bare(a.body), bare(b.body)];
   const cut = /(?:…|\.\.\.)$/.exec(x);
-  if (x === y ? b.body.split('\n').length > a.body.split('\n').length : cut !== null && y.length > x.length && y.startsWith(x.slice(0, cut.index))) out.body = b.body;
+  if (x === y ? b.body.split('\n').length > a.body.split('\n').length : cut !== null && y.length > x.length && y.startsWith(x.slice(0, cut.index)))
+    out.body = b.body;
   return out;
 }
 
@@ -337,10 +344,7 @@ function cardReview(card: Element, fetchedAt: Date): Draft {
   let replyBox = replyText?.parentElement ?? null;
   while (replyBox && replyBox !== card && !replyBox.querySelector('time')) replyBox = replyBox.parentElement;
   if (replyBox === card) replyBox = replyText?.parentElement ?? null;
-  const time =
-    card.querySelector('time[data-service-review-date-time-ago]') ??
-    [...card.querySelectorAll('time')].find((t) => !replyBox?.contains(t)) ??
-    null;
+  const time = card.querySelector('time[data-service-review-date-time-ago]') ?? [...card.querySelectorAll('time')].find((t) => !replyBox?.contains(t)) ?? null;
   const replyTime = replyBox?.querySelector('time') ?? null;
   const experience = textOf(card.querySelector('[data-service-review-date-of-experience-typography]'));
   const href = card.querySelector('a[href*="/reviews/"]')?.getAttribute('href') ?? '';
@@ -354,7 +358,9 @@ function cardReview(card: Element, fetchedAt: Date): Draft {
     date: timeDate(time, fetchedAt),
     // "Date of experience: February 10, 2026"
     experience_date: shownDate(experience?.replace(/^[^:]*:/, ''), fetchedAt),
-    verified: [...card.querySelectorAll('[data-review-label-tooltip-trigger-typography], [data-review-label]')].some((e) => /^verified\b/i.test(textOf(e) ?? '')),
+    verified: [...card.querySelectorAll('[data-review-label-tooltip-trigger-typography], [data-review-label]')].some((e) =>
+      /^verified\b/i.test(textOf(e) ?? ''),
+    ),
     reply: replyText ? { body: blockText(replyText) ?? '', date: timeDate(replyTime, fetchedAt) } : null,
   };
 }

@@ -49,7 +49,8 @@ describe('parseNewsResults: the real 2021 news page ("asthma", en-NZ)', () => {
       source: 'Stuff.co.nz', // div.XTjFC, after its favicon g-img
       published_at: '2020-03-05T00:00:00.000Z', // div.wxp1Sb span.WG9SHc: "5/03/2020", day first (en-NZ)
       // div.Y3v8qd, its three source lines joined
-      snippet: 'Selected as inspirational fare for the campaign are NZ Post, Asthma NZ, a not-for-profit centring in Auckland, and a Christchurch t-shirt maker Verboom T-Shirts ...',
+      snippet:
+        'Selected as inspirational fare for the campaign are NZ Post, Asthma NZ, a not-for-profit centring in Auckland, and a Christchurch t-shirt maker Verboom T-Shirts ...',
       // img#dimg_11 in div.KNcnob is a 1×1 data: gif that a script swaps for an inline
       // data:image/jpeg (`_setImagesSrc(['dimg_11'], …)`): the page has no thumbnail URL
       image_url: null,
@@ -64,7 +65,8 @@ describe('parseNewsResults: the real 2021 news page ("asthma", en-NZ)', () => {
       url: 'https://www.nzdoctor.co.nz/article/news/after-hours-pressure-grows-north-waikato-riverside-towns-swallowed',
       source: 'New Zealand Doctor Online',
       published_at: '2020-03-03T00:00:00.000Z', // "3/03/2020"
-      snippet: 'Warning for parents as asthma hospitalisations spike on return to school. 02/02/2021. COVID-19 vaccine approval sets stage for sector to jump through hoops.',
+      snippet:
+        'Warning for parents as asthma hospitalisations spike on return to school. 02/02/2021. COVID-19 vaccine approval sets stage for sector to jump through hoops.',
       image_url: null, // img#dimg_31: data: as well
     });
   });
@@ -103,7 +105,9 @@ describe('parseNewsResults: the real 2021 news page ("asthma", en-NZ)', () => {
   it('cards whose source or date moved are a ScrapeError, not results with empty fields', () => {
     const html = readFixture(REAL);
     const noSource = html.replaceAll('class="XTjFC WF4CUc"', 'class="moved"');
-    expect(scrapeError(() => parseNewsResults(noSource, ctx())).detail).toBe('news result cards without a source line (.MgUUmf, .NUnG9d, .XTjFC): the layout changed');
+    expect(scrapeError(() => parseNewsResults(noSource, ctx())).detail).toBe(
+      'news result cards without a source line (.MgUUmf, .NUnG9d, .XTjFC): the layout changed',
+    );
     const noDate = html.replaceAll('class="wxp1Sb"', 'class="moved"');
     expect(scrapeError(() => parseNewsResults(noDate, ctx())).detail).toMatch(/^news result cards without a date line \(/);
     const oddDate = html.replace(/<span>\d\/03\/2020<\/span>/g, '<span>March, the third</span>');
@@ -199,13 +203,17 @@ describe('parseNewsResults: small pages', () => {
   });
 
   it('a genuine "no results" page gives []', () => {
-    const html = '<html><body><div id="res"><div id="topstuff"><p>Your search - <b>qwxzzq</b> - did not match any news results.</p></div><div id="search"></div></div></body></html>';
+    const html =
+      '<html><body><div id="res"><div id="topstuff"><p>Your search - <b>qwxzzq</b> - did not match any news results.</p></div><div id="search"></div></div></body></html>';
     expect(parseNewsResults(html, ctx())).toEqual([]);
   });
 
   it('a robot check is a ScrapeError', () => {
-    const sorry = '<html><body><form id="captcha-form" action="index" method="post"></form><p>Our systems have detected unusual traffic from your computer network.</p></body></html>';
-    expect(scrapeError(() => parseNewsResults(sorry, ctx('https://www.google.com/sorry/index?continue=x'))).detail).toMatch(/robot check \("unusual traffic"\)/);
+    const sorry =
+      '<html><body><form id="captcha-form" action="index" method="post"></form><p>Our systems have detected unusual traffic from your computer network.</p></body></html>';
+    expect(scrapeError(() => parseNewsResults(sorry, ctx('https://www.google.com/sorry/index?continue=x'))).detail).toMatch(
+      /robot check \("unusual traffic"\)/,
+    );
   });
 
   it('a page without news cards is a ScrapeError: the real 2022 web results page, whose "Schlagzeilen" cards are no SoaBEf', () => {

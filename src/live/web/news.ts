@@ -102,7 +102,8 @@ export function parseNewsResults(html: string, ctx: NewsPageContext): NewsResult
   if (out.length === 0) throw new ScrapeError(`news result cards without a title (${TITLE}) or a link: the layout changed`);
   if (out.every((r) => r.source === null)) throw new ScrapeError(`news result cards without a source line (${SOURCE_LINE}): the layout changed`);
   if (shownTimes.length === 0) throw new ScrapeError(`news result cards without a date line (${TIME}): the layout changed`);
-  if (out.every((r) => r.published_at === null)) throw new ScrapeError(`news result dates in a form this parser does not read (${JSON.stringify(shownTimes[0])})`);
+  if (out.every((r) => r.published_at === null))
+    throw new ScrapeError(`news result dates in a form this parser does not read (${JSON.stringify(shownTimes[0])})`);
   return out;
 }
 

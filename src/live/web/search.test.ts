@@ -66,7 +66,16 @@ describe('parseWebResults: DuckDuckGo html, 2026 ("openclaw")', () => {
       date: '2026-02-06T16:34:00.000Z',
     });
     expect(results.map((r) => r.date?.slice(0, 10) ?? null)).toEqual([
-      null, null, null, null, '2026-02-06', '2026-02-11', '2026-02-07', '2026-02-02', '2026-01-30', null,
+      null,
+      null,
+      null,
+      null,
+      '2026-02-06',
+      '2026-02-11',
+      '2026-02-07',
+      '2026-02-02',
+      '2026-01-30',
+      null,
     ]);
   });
 
@@ -176,7 +185,8 @@ describe('parseWebResults: small pages', () => {
       <h2 class="result__title"><a rel="nofollow" class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2F${n}&amp;rut=abc">Result ${n}</a></h2>
       <div class="result__extras"><div class="result__extras__url"><a class="result__url" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2F${n}">example.com/${n}</a></div></div>
       <a class="result__snippet" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2F${n}">Snippet ${n}</a></div></div>`;
-  const ddgPage = (cards: string) => `<html><body class="body--html"><div class="serp__results"><div id="links" class="results">${cards}</div></div></body></html>`;
+  const ddgPage = (cards: string) =>
+    `<html><body class="body--html"><div class="serp__results"><div id="links" class="results">${cards}</div></div></body></html>`;
 
   it('DuckDuckGo: ads are dropped, at most 10 results, numbered from the offset', () => {
     const ad = `<div class="result results_links results_links_deep result--ad"><div class="result__body">
@@ -185,7 +195,14 @@ describe('parseWebResults: small pages', () => {
     const html = ddgPage(ad + Array.from({ length: 12 }, (_, i) => ddgCard(i + 1)).join(''));
     const results = parseWebResults(html, ctx(DDG, 20));
     expect(results).toHaveLength(10);
-    expect(results[0]).toEqual({ position: 21, title: 'Result 1', url: 'https://example.com/1', displayed_url: 'example.com/1', snippet: 'Snippet 1', date: null });
+    expect(results[0]).toEqual({
+      position: 21,
+      title: 'Result 1',
+      url: 'https://example.com/1',
+      displayed_url: 'example.com/1',
+      snippet: 'Snippet 1',
+      date: null,
+    });
     expect(results[9]).toMatchObject({ position: 30, url: 'https://example.com/10' });
   });
 
@@ -200,7 +217,14 @@ describe('parseWebResults: small pages', () => {
       ${g('https://three.example/', 'Three', 'Cars — and what they cost')}
     </div></div></body></html>`;
     expect(parseWebResults(html, ctx(GOOGLE))).toEqual([
-      { position: 1, title: 'One', url: 'https://one.example/a?b=1', displayed_url: 'one.example', snippet: 'First snippet.', date: '2026-02-20T12:00:00.000Z' },
+      {
+        position: 1,
+        title: 'One',
+        url: 'https://one.example/a?b=1',
+        displayed_url: 'one.example',
+        snippet: 'First snippet.',
+        date: '2026-02-20T12:00:00.000Z',
+      },
       { position: 2, title: 'Two', url: 'https://two.example/', displayed_url: 'two.example', snippet: 'Second snippet.', date: '2022-03-12T00:00:00.000Z' },
       // a dash that follows no date is snippet text
       { position: 3, title: 'Three', url: 'https://three.example/', displayed_url: 'three.example', snippet: 'Cars — and what they cost', date: null },
@@ -208,8 +232,14 @@ describe('parseWebResults: small pages', () => {
   });
 
   it('a genuine "no results" page gives [] (DuckDuckGo, Google in English and German)', () => {
-    expect(parseWebResults(ddgPage('<div class="result results_links_deep highlight_d result--no-result"><div class="no-results">No  results.</div></div>'), ctx(DDG))).toEqual([]);
-    const google = (msg: string) => `<html><body><div id="center_col"><div id="res"><div id="topstuff"><div class="card-section"><p>${msg}</p></div></div><div id="search"></div></div></div></body></html>`;
+    expect(
+      parseWebResults(
+        ddgPage('<div class="result results_links_deep highlight_d result--no-result"><div class="no-results">No  results.</div></div>'),
+        ctx(DDG),
+      ),
+    ).toEqual([]);
+    const google = (msg: string) =>
+      `<html><body><div id="center_col"><div id="res"><div id="topstuff"><div class="card-section"><p>${msg}</p></div></div><div id="search"></div></div></div></body></html>`;
     expect(parseWebResults(google('Your search - <b>qwxzzq</b> - did not match any documents.'), ctx(GOOGLE))).toEqual([]);
     expect(parseWebResults(google('Die Suche nach - <b>qwxzzq</b> - ergab keine Treffer.'), ctx(GOOGLE))).toEqual([]);
   });
@@ -221,7 +251,10 @@ describe('parseWebResults: small pages', () => {
       'the search engine answered with a robot check ("unusual traffic") instead of results',
     );
     // the words alone, on a page that is not the /sorry/ URL, still count
-    expect(scrapeError(() => parseWebResults('<html><body><p>Our systems have detected unusual traffic from your computer network.</p></body></html>', ctx(GOOGLE))).detail).toMatch(/unusual traffic/);
+    expect(
+      scrapeError(() => parseWebResults('<html><body><p>Our systems have detected unusual traffic from your computer network.</p></body></html>', ctx(GOOGLE)))
+        .detail,
+    ).toMatch(/unusual traffic/);
     const anomaly = `<html><body><form id="challenge-form" action="//duckduckgo.com/anomaly.js?sv=html&amp;cc=botnet" method="POST">
       <div class="anomaly-modal__modal"><div class="anomaly-modal__title">Unfortunately, bots use DuckDuckGo too.</div>
       <div class="anomaly-modal__description">Please complete the following challenge to confirm this search was made by a human.</div></div></form></body></html>`;
@@ -239,15 +272,19 @@ describe('parseWebResults: small pages', () => {
   });
 
   it('a results frame without results or a "no results" message means the layout changed', () => {
-    expect(scrapeError(() => parseWebResults('<html><body><div id="rso"><div class="MjjYud"><div class="related-question-pair">Q?</div></div></div></body></html>', ctx(GOOGLE))).detail).toMatch(
-      /^a results page without organic results/,
-    );
+    expect(
+      scrapeError(() =>
+        parseWebResults('<html><body><div id="rso"><div class="MjjYud"><div class="related-question-pair">Q?</div></div></div></body></html>', ctx(GOOGLE)),
+      ).detail,
+    ).toMatch(/^a results page without organic results/);
   });
 });
 
 describe('decodeResultUrl', () => {
   it('unwraps DuckDuckGo and Google redirects to their target', () => {
-    expect(decodeResultUrl('//duckduckgo.com/l/?uddg=https%3A%2F%2Fopenclaw.ai%2F&rut=b50856dec302f4571be69e2d55922c69f78e78daaf2ff17e3a28301f0296a139', DDG)).toBe('https://openclaw.ai/');
+    expect(
+      decodeResultUrl('//duckduckgo.com/l/?uddg=https%3A%2F%2Fopenclaw.ai%2F&rut=b50856dec302f4571be69e2d55922c69f78e78daaf2ff17e3a28301f0296a139', DDG),
+    ).toBe('https://openclaw.ai/');
     expect(decodeResultUrl('/url?q=https://example.com/a%3Fb%3D1&sa=U&ved=x', GOOGLE)).toBe('https://example.com/a?b=1');
     expect(decodeResultUrl('https://www.google.de/url?url=https%3A%2F%2Fexample.org%2F&rct=j', GOOGLE)).toBe('https://example.org/');
   });
