@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Admission, Charge, IdempotencyStore, Metering, Product } from '../platform/index.js';
-import { fingerprint, IDEMPOTENCY_KEY } from '../platform/index.js';
+import { IDEMPOTENCY_KEY, requestFingerprint } from '../platform/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -68,7 +68,7 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
       if (typeof idemKey !== 'string' || !IDEMPOTENCY_KEY.test(idemKey)) {
         throw new AppError('invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
       }
-      const fp = fingerprint(req.method, req.url, req.body);
+      const fp = requestFingerprint(req.method, req.url, req.body);
       const end = await idempotency.begin(m.admission.keyId, idemKey);
       m.idempotency = { key: idemKey, fingerprint: fp, end };
       const kept = idempotency.get(m.admission.keyId, idemKey);

@@ -45,7 +45,7 @@ export function queryString(props: Record<string, Record<string, unknown>>, requ
 }
 
 /** The fields every article row shares (a /v1/match item, a /v1/news result). */
-export const articleFields = {
+export const articleProperties = {
   id: { type: 'string', format: 'uuid' },
   title: { type: 'string' },
   body: { type: 'string' },
@@ -53,7 +53,7 @@ export const articleFields = {
   source_url: { type: 'string', format: 'uri' },
   event_time: { type: 'string', format: 'date-time' },
 } as const;
-export const ARTICLE_FIELDS = Object.keys(articleFields) as (keyof typeof articleFields)[];
+export const ARTICLE_FIELD_NAMES = Object.keys(articleProperties) as (keyof typeof articleProperties)[];
 
 /** A page of keyword results (/v1/news, /v1/jobs): the rows, keyset paging, and whether the index was still catching up. */
 export const keywordPage = (result: Record<string, unknown>, partial: string) =>

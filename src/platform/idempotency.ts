@@ -24,7 +24,7 @@ export interface StoredResponse {
 }
 
 /** What makes two requests "the same": method, path and query, and the body. */
-export const fingerprint = (method: string, url: string, body: unknown): string =>
+export const requestFingerprint = (method: string, url: string, body: unknown): string =>
   createHash('sha256')
     .update(method)
     .update('\0')

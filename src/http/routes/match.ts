@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DIMS } from '../../dims.js';
 import { match, MODEL, type MatchDeps, type MatchRequest } from '../../match/index.js';
-import { ARTICLE_FIELDS, articleFields, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
+import { ARTICLE_FIELD_NAMES, articleProperties, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
 
 const body = {
   type: 'object',
@@ -30,9 +30,9 @@ const body = {
 
 const item = {
   type: 'object',
-  required: [...ARTICLE_FIELDS, 'score', 'best_chunk'],
+  required: [...ARTICLE_FIELD_NAMES, 'score', 'best_chunk'],
   properties: {
-    ...articleFields,
+    ...articleProperties,
     score: { type: ['number', 'null'] },
     best_chunk: { type: ['string', 'null'] },
   },

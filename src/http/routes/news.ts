@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NEWS_SORTS, Q_MAX, searchNews, type NewsDeps, type NewsQuery, type NewsSort } from '../../keyword/index.js';
 import { csv, timeRange } from '../params.js';
-import { ARTICLE_FIELDS, articleFields, errorResponses, keywordPage, queryString, security } from '../schemas.js';
+import { ARTICLE_FIELD_NAMES, articleProperties, errorResponses, keywordPage, queryString, security } from '../schemas.js';
 
 export const querystring = queryString(
   {
@@ -20,9 +20,9 @@ export const querystring = queryString(
 
 const result = {
   type: 'object',
-  required: [...ARTICLE_FIELDS, 'highlight'],
+  required: [...ARTICLE_FIELD_NAMES, 'highlight'],
   properties: {
-    ...articleFields,
+    ...articleProperties,
     score: { type: 'number', description: 'BM25 (higher is better); only with sort=relevance.' },
     highlight: { type: ['string', 'null'], description: 'A passage with the matched words in <mark>…</mark>; the rest HTML-escaped.' },
   },
