@@ -20,6 +20,7 @@ import { liveRoutes } from './routes/live.js';
 import { marketRoutes } from './routes/market.js';
 import { newsRoutes } from './routes/news.js';
 import { opsRoutes } from './routes/ops.js';
+import { playgroundRoutes } from '../playground/index.js';
 import { sourcesRoutes } from './routes/sources.js';
 
 declare module 'fastify' {
@@ -130,6 +131,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   jobsRoutes(app, service);
   marketRoutes(app, service);
   liveRoutes(app, service);
+  playgroundRoutes(app);
   // /healthz, /readyz, /metrics; also counts every response for /metrics.
   opsRoutes(app, service);
   return app;
