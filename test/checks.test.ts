@@ -1,7 +1,8 @@
 /**
  * The checks a team relies on, as tests, so CI's one summary line counts them: the layout
  * rules of the import graph (scripts/import-graph.ts), the type check of src/, test/, bench/
- * and scripts/ (tsconfig.check.json), and the formatter and linter (biome.json).
+ * and scripts/ (tsconfig.check.json) and of the playground's browser script
+ * (tsconfig.playground.json), and the formatter and linter (biome.json).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -26,6 +27,12 @@ describe('checks', () => {
 
   it('src/, test/, bench/ and scripts/ type-check', { timeout: 300_000 }, () => {
     const r = run(bin('tsc'), ['-p', 'tsconfig.check.json']);
+    expect(r.output).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('the playground’s browser script type-checks (DOM, no Node: tsconfig.playground.json)', { timeout: 300_000 }, () => {
+    const r = run(bin('tsc'), ['-p', 'tsconfig.playground.json', '--noEmit']);
     expect(r.output).toBe('');
     expect(r.status).toBe(0);
   });
