@@ -255,7 +255,11 @@ describe('taxonomies', () => {
     const trades = await get('/v1/taxonomies/skills?category=trades');
     expect(trades.body.skills.every((s: any) => s.category === 'trades')).toBe(true);
     expect(trades.body.skills.map((s: any) => s.name)).toContain('Welding');
-    expect((await get('/v1/taxonomies/skills?category=astrology')).body.error).toBe('bad_request');
+    const astrology = await get('/v1/taxonomies/skills?category=astrology');
+    expect([astrology.status, astrology.body.error]).toEqual([400, 'bad_request']);
+    // The message lists the categories there are.
+    expect(astrology.body.message).toMatch(/^category: one of ([a-z]+, )+[a-z]+, got "astrology"$/);
+    expect(astrology.body.message).toContain('trades');
     const js = all.body.skills.find((s: any) => s.name === 'JavaScript');
     expect(js.aliases).toContain('js');
   });
