@@ -40,8 +40,14 @@ export const catalogue = {
     status: 422,
     message: 'The query matched more articles than one pass can collect. Raise min_score or narrow since/until.',
   },
-  order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text or vector query.' },
+  order_requires_query: { code: 'order_requires_query', status: 422, message: 'order=relevance needs a text, vector or like query.' },
   cursor_requires_time_order: { code: 'cursor_requires_time_order', status: 422, message: 'cursor is valid only with order=time.' },
+  unknown_article: { code: 'unknown_article', status: 422, message: 'No stored article has the id given as like.' },
+  article_not_embedded: {
+    code: 'article_not_embedded',
+    status: 422,
+    message: 'The article given as like is stored without vectors (imported while text mode was off); run `newsmatch embed`.',
+  },
   // keyword search (news, jobs)
   empty_query: {
     code: 'empty_query',

@@ -11,6 +11,30 @@ export function parseTime(s: string, round: 'down' | 'up' = 'down'): number {
   return round === 'up' ? Math.ceil(ms / 1000) : Math.floor(ms / 1000);
 }
 
+/**
+ * A `since` / `until` pair as every endpoint reads it (README, "Query"): RFC 3339 date-times
+ * with an offset, or a bare YYYY-MM-DD meaning midnight UTC of that day, as Unix seconds;
+ * `since` rounds up, `until` down. A value of another form, or `since` after `until`, is
+ * `error`'s to throw (each endpoint family has its own code).
+ */
+export function readTimeRange(
+  since: string | undefined,
+  until: string | undefined,
+  error: (message: string) => Error,
+): { since: number | undefined; until: number | undefined } {
+  const read = (name: string, v: string | undefined, round: 'up' | 'down') => {
+    if (v === undefined) return undefined;
+    const ok = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/.test(v);
+    const t = ok ? parseTime(v.length === 10 ? `${v}T00:00:00Z` : v, round) : NaN;
+    if (Number.isNaN(t)) throw error(`${name}: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got ${JSON.stringify(v)}`);
+    return t;
+  };
+  const s = read('since', since, 'up');
+  const u = read('until', until, 'down');
+  if (s !== undefined && u !== undefined && s > u) throw error('since is after until');
+  return { since: s, until: u };
+}
+
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** 0-11 for an English month name or its abbreviation ("Sept.", "sep", "September"), by its first three letters; -1 otherwise. */

@@ -47,6 +47,24 @@ describe('401 unauthorized', () => {
     expectError(await sourcesAs({ 'x-gateway-key': h.gateway.secret, 'x-gateway-host': 'evil.test' }), 401, 'unauthorized');
   });
 
+  it('a wrong host says so; a server without GATEWAY_HOST says its gateway door is closed', async () => {
+    const wrong = await matchAs({ 'x-gateway-key': h.gateway.secret, 'x-gateway-host': 'evil.test' });
+    expectError(wrong, 401, 'unauthorized');
+    expect(wrong.body.message).toBe("X-Gateway-Host is missing or not this service's gateway host");
+    const closed = await startHarness({ corpus: null, env: { GATEWAY_HOST: '' } });
+    try {
+      for (const host of [GATEWAY_HOST, undefined]) {
+        const res = await closed.match({ limit: 1 }, { 'x-gateway-key': closed.gateway.secret, 'x-gateway-host': host });
+        expectError(res, 401, 'unauthorized');
+        expect(res.body.message).toBe('this server has no GATEWAY_HOST configured: the gateway door is closed; use a Bearer key');
+      }
+      const bearer = await closed.match({ limit: 1 }, { ...NO_AUTH, ...closed.bearerHeaders });
+      expect(bearer.status, bearer.raw).toBe(200);
+    } finally {
+      await closed.close();
+    }
+  });
+
   it('the host header alone', async () => {
     expectError(await matchAs({ 'x-gateway-host': GATEWAY_HOST }), 401, 'unauthorized');
   });

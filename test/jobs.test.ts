@@ -255,7 +255,11 @@ describe('taxonomies', () => {
     const trades = await get('/v1/taxonomies/skills?category=trades');
     expect(trades.body.skills.every((s: any) => s.category === 'trades')).toBe(true);
     expect(trades.body.skills.map((s: any) => s.name)).toContain('Welding');
-    expect((await get('/v1/taxonomies/skills?category=astrology')).body.error).toBe('bad_request');
+    const astrology = await get('/v1/taxonomies/skills?category=astrology');
+    expect([astrology.status, astrology.body.error]).toEqual([400, 'bad_request']);
+    // The message lists the categories there are.
+    expect(astrology.body.message).toMatch(/^category: one of ([a-z]+, )+[a-z]+, got "astrology"$/);
+    expect(astrology.body.message).toContain('trades');
     const js = all.body.skills.find((s: any) => s.name === 'JavaScript');
     expect(js.aliases).toContain('js');
   });
@@ -376,6 +380,26 @@ describe('market intelligence', () => {
     expect(post.body.total).toBe(3); // revisions 1, 3, 5
     const bad = await h.inject({ method: 'POST', url: '/v1/market/news-volume', payload: { vector: [1, 2] } });
     expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
+  });
+
+  it('takes a date-only since/until as /v1/news does (midnight UTC), GET and POST alike', async () => {
+    const volume = async (bounds: Record<string, string>) => {
+      const post = await h.inject({ method: 'POST', url: '/v1/market/news-volume', payload: { vector: Array.from(unit(1)), min_score: 0.9, ...bounds } });
+      expect(post.status, post.raw).toBe(200);
+      const get_ = await get(`/v1/market/news-volume?q=strike&${new URLSearchParams(bounds)}`);
+      expect(get_.status, get_.raw).toBe(200);
+      return [post.body.total, get_.body.total];
+    };
+    // Day 0 (2026-03-02) holds revisions 1-3, day 2 revisions 4 and 5 (the test above).
+    expect(await volume({ since: '2026-03-03' })).toEqual(await volume({ since: '2026-03-03T00:00:00Z' }));
+    expect(await volume({ since: '2026-03-03' })).toEqual([1, 1]);
+    expect(await volume({ until: '2026-03-03' })).toEqual([2, 3]);
+    expect(await volume({ since: '2026-03-02', until: '2026-03-02' })).toEqual([0, 0]);
+    const bad = await h.inject({ method: 'POST', url: '/v1/market/news-volume', payload: { vector: Array.from(unit(1)), since: '03/03/2026' } });
+    expect([bad.status, bad.body.message]).toEqual([
+      400,
+      'since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got "03/03/2026"',
+    ]);
   });
 });
 

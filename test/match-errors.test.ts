@@ -60,7 +60,8 @@ describe('422 invalid_request: validation, the message names the field', () => {
     ['sources as a string', () => ({ sources: 'Wire One' }), 'sources'],
     ['unknown source', () => ({ sources: ['The Daily Nothing'] }), 'The Daily Nothing'],
     ['both sources and exclude_sources', () => ({ sources: ['Wire One'], exclude_sources: ['Daily Ledger'] }), /sources/],
-    ['since not a date-time', () => ({ since: '2025-01-01' }), 'since'],
+    ['since not a date-time', () => ({ since: '2025-01-32' }), 'since'],
+    ['since a date-time without an offset', () => ({ since: '2025-01-01T00:00:00' }), 'since'],
     ['since after until', () => ({ since: '2025-02-01T00:00:00Z', until: '2025-01-01T00:00:00Z' }), /since|until/],
     ['empty text', () => ({ text: '' }), 'text'],
     ['text of 4001 characters', () => ({ text: 'a'.repeat(4001) }), 'text'],
@@ -71,6 +72,29 @@ describe('422 invalid_request: validation, the message names the field', () => {
       expectError(await h.match(body()), 422, 'invalid_request', { names });
     });
   }
+
+  it("the message says what is allowed, as a query string parameter's does", async () => {
+    const cases: [unknown, string][] = [
+      [{ order: 'newest' }, 'order: one of time, relevance, got "newest"'],
+      [{ include_edits: 'yes' }, 'include_edits: true or false, got "yes"'],
+      [{ limit: '10' }, 'limit: an integer from 1 to 100, got "10"'],
+      [{ limit: 101 }, 'limit: an integer from 1 to 100, got 101'],
+      [{ min_score: 1.5 }, 'min_score: a number from -1 to 1, got 1.5'],
+      [{ vector: ones(1023) }, 'vector: an array of 1024 numbers, got 1023 items'],
+      [{ vector: [...ones(1023), '0.1'] }, 'vector[1023]: a number, got "0.1"'],
+      [{ sources: 'Wire One' }, 'sources: an array of 1 to 50 strings, got "Wire One"'],
+      [{ text: '' }, 'text: a string of 1 to 4000 characters, got ""'],
+      [{ text: 'a'.repeat(4001) }, 'text: a string of 1 to 4000 characters, got 4001 characters'],
+      [{ cursor: { t: 1 } }, 'cursor: a string, got an object'],
+      [{ min_scor: 0.4 }, 'unknown field "min_scor"'],
+      ['[]', 'body: a JSON object, got an array'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await h.match(body);
+      expectError(res, 422, 'invalid_request');
+      expect(res.body.message).toBe(message);
+    }
+  });
 
   it('the bounds themselves are accepted: limit 1 and 100, min_score -1 and 1, a 1024 vector', async () => {
     for (const body of [

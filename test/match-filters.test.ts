@@ -44,6 +44,30 @@ describe('since / until', () => {
     expect(keys).toEqual(oracleKeys(null, { since: t, until: t }));
   });
 
+  it('a date-only bound is midnight UTC of that day, as on /v1/news, in every order', async () => {
+    const q = makeQuery(corpus, new Rng(31), 'topic');
+    const day = corpus.tieGroups[3].eventTime.slice(0, 10);
+    const next = plus(`${day}T00:00:00Z`, 3 * 86400).slice(0, 10);
+    const dateOnly = { since: day, until: next };
+    const midnight = { since: `${day}T00:00:00Z`, until: `${next}T00:00:00Z` };
+    expect(await keysOf(dateOnly)).toEqual(oracleKeys(null, midnight));
+    expect(await keysOf({ vector: vec(q), min_score: -1, ...dateOnly })).toEqual(await keysOf({ vector: vec(q), min_score: -1, ...midnight }));
+    const rel = async (b: Filters) => (await h.match({ vector: vec(q), order: 'relevance', min_score: -1, limit: 100, ...b })).body.items.map(itemKey);
+    expect(await rel(dateOnly)).toEqual(await rel(midnight));
+    const news = async (b: Filters) => {
+      const res = await h.inject({
+        url: `/v1/news?q=the&limit=100&${new URLSearchParams(b as Record<string, string>)}`,
+        noAuth: true,
+        headers: h.bearerHeaders,
+      });
+      expect(res.status, res.raw).toBe(200);
+      return res.body.results.map(itemKey);
+    };
+    const viaNews = await news(dateOnly);
+    expect(viaNews.length).toBeGreaterThan(0);
+    expect(viaNews).toEqual(await news(midnight));
+  });
+
   it('one second off excludes the boundary rows, at either end', async () => {
     const t = corpus.tieGroups[3].eventTime;
     const atT = oracleKeys(null, { since: t, until: t });
@@ -93,9 +117,11 @@ describe('since / until', () => {
     expect(until).toEqual(oracleKeys(null, { since: plus(t, -3600), until: t }));
   });
 
-  it('a date-time without a time zone is 422 invalid_request (RFC 3339 requires the offset)', async () => {
-    expectError(await h.match({ since: '2025-01-15T00:00:00' }), 422, 'invalid_request', { names: 'since' });
-    expectError(await h.match({ until: '2025-01-15' }), 422, 'invalid_request', { names: 'until' });
+  it('a date-time without a time zone is 422 invalid_request (RFC 3339 requires the offset); the message says what is allowed', async () => {
+    const res = await h.match({ since: '2025-01-15T00:00:00' });
+    expectError(res, 422, 'invalid_request');
+    expect(res.body.message).toBe('since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got "2025-01-15T00:00:00"');
+    expectError(await h.match({ until: '15/01/2025' }), 422, 'invalid_request', { names: 'until' });
   });
 
   it('an item event_time passed back unchanged as since includes that item (the poll loop)', async () => {

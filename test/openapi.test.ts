@@ -47,7 +47,7 @@ describe('GET /openapi.json', () => {
     expect(schema.additionalProperties).toBe(false);
     const props = schema.properties;
     expect(Object.keys(props).sort()).toEqual(
-      ['cursor', 'exclude_sources', 'include_edits', 'limit', 'min_score', 'model', 'order', 'since', 'sources', 'text', 'until', 'vector'].sort(),
+      ['cursor', 'exclude_sources', 'include_edits', 'like', 'limit', 'min_score', 'model', 'order', 'since', 'sources', 'text', 'until', 'vector'].sort(),
     );
     const p = (k: string) => deref(props[k]);
     expect(p('vector').type).toBe('array');
@@ -62,8 +62,12 @@ describe('GET /openapi.json', () => {
     expect(p('min_score').maximum).toBe(1);
     expect(p('order').enum?.slice().sort()).toEqual(['relevance', 'time']);
     expect(p('include_edits').type).toBe('boolean');
-    expect(p('since').format).toBe('date-time');
-    expect(p('until').format).toBe('date-time');
+    expect(p('like').type).toBe('string');
+    // RFC 3339 or a bare date, as on every endpoint: the service reads them (time.ts readTimeRange), so no `format`.
+    for (const k of ['since', 'until']) {
+      expect(p(k).type).toBe('string');
+      expect(p(k).description).toContain('YYYY-MM-DD');
+    }
     for (const k of ['sources', 'exclude_sources']) {
       expect(p(k).type).toBe('array');
       expect(p(k).minItems).toBe(1);

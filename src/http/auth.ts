@@ -35,10 +35,9 @@ export function authenticate(doors: Doors, req: FastifyRequest): KeyInfo {
   }
   const gatewayKey = header(req, 'x-gateway-key');
   if (gatewayKey === undefined) throw unauthorized('missing key: send X-Gateway-Key and X-Gateway-Host, or Authorization: Bearer <key>');
-  const host = header(req, 'x-gateway-host');
-  if (doors.gatewayHost === undefined || host !== doors.gatewayHost) {
-    throw unauthorized("X-Gateway-Host is missing or not this service's gateway host");
-  }
+  // A server without GATEWAY_HOST has no gateway door: say so, not that the caller's header is wrong.
+  if (doors.gatewayHost === undefined) throw unauthorized('this server has no GATEWAY_HOST configured: the gateway door is closed; use a Bearer key');
+  if (header(req, 'x-gateway-host') !== doors.gatewayHost) throw unauthorized("X-Gateway-Host is missing or not this service's gateway host");
   const key = doors.keys.verify(gatewayKey, 'gateway');
   if (!key) throw unauthorized('invalid or revoked gateway key');
   return key;

@@ -18,10 +18,9 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
-  /** With Ajv's `verbose` (query strings, validation.ts): the failing value and the schema holding the keyword. */
+  /** With Ajv's `verbose` (validation.ts): the failing value and the schema holding the keyword. */
   data?: unknown;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON Schema fragment, read field by field below
-  parentSchema?: Record<string, any>;
+  parentSchema?: Fragment;
 }
 
 /** `/sources/0` → `sources[0]`; the root → `body`. */
@@ -37,27 +36,73 @@ const fieldName = (instancePath: string, context: string): string =>
 /** A value as a message quotes it: at most 100 characters. */
 const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v) : (JSON.stringify(v) ?? String(v)));
 
-/** What a query parameter's schema asks for, in words: "an integer from 1 to 10", "one of a, b". */
 // biome-ignore lint/suspicious/noExplicitAny: a JSON Schema fragment, read field by field
-function expected(s: Record<string, any>): string {
+type Fragment = Record<string, any>;
+
+/** A JSON Schema type as a noun: "a number", "an integer", "a JSON object". */
+const NOUNS: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'a JSON object',
+  null: 'null',
+};
+
+/** "1024", "1 to 50", "at least 1", "at most 50", or '' from a pair of bounds. */
+function bounds(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && min === max) return `${min}`;
+  if (min !== undefined && max !== undefined) return `${min} to ${max}`;
+  if (min !== undefined) return `at least ${min}`;
+  return max !== undefined ? `at most ${max}` : '';
+}
+
+/**
+ * What a field's or parameter's schema asks for, in words: "an integer from 1 to 10", "one of
+ * a, b", "true or false", "an array of 1 to 50 strings", "a string of 1 to 4000 characters".
+ */
+function expected(s: Fragment): string {
   if (Array.isArray(s.enum)) return `one of ${s.enum.join(', ')}`;
+  if (s.const !== undefined) return `must be ${JSON.stringify(s.const)}`;
+  if (Array.isArray(s.type)) return s.type.map((t: string) => NOUNS[t] ?? t).join(' or ');
   if (s.type === 'integer' || s.type === 'number') {
-    const what = s.type === 'integer' ? 'an integer' : 'a number';
+    const what = NOUNS[s.type];
     if (s.minimum !== undefined && s.minimum === s.maximum) return `must be ${s.minimum}`;
     if (s.minimum !== undefined && s.maximum !== undefined) return `${what} from ${s.minimum} to ${s.maximum}`;
     return what;
   }
-  if (s.type === 'boolean') return 'must be true or false';
+  if (s.type === 'array') {
+    const n = bounds(s.minItems, s.maxItems);
+    const item = s.items?.type ? `${s.items.type}s` : 'values';
+    return `an array of ${n ? `${n} ` : ''}${item}`;
+  }
   if (s.pattern !== undefined) return s.description ?? `must match ${s.pattern}`;
-  return `a ${s.type ?? 'value'}`;
+  if (s.format !== undefined) return `a ${s.format} string`;
+  if (s.type === 'string') {
+    const n = bounds(s.minLength, s.maxLength);
+    return n ? `a string of ${n} characters` : 'a string';
+  }
+  return NOUNS[s.type] ?? 'a value';
+}
+
+/** What was sent instead, as a message quotes it: a long string or an array by its length. */
+function got(e: AjvError): string {
+  const v = e.data;
+  if ((e.keyword === 'minItems' || e.keyword === 'maxItems') && Array.isArray(v)) return `${v.length} items`;
+  if ((e.keyword === 'minLength' || e.keyword === 'maxLength') && typeof v === 'string' && v !== '') return `${v.length} characters`;
+  if (Array.isArray(v)) return 'an array';
+  if (v !== null && typeof v === 'object') return 'an object';
+  return shown(v);
 }
 
 /**
- * A failed query-string check in the words of the parameter readers it replaced (400
- * bad_request naming the parameter): `page: an integer from 1 to 10, got 11`,
- * `engine is required: web_search, marketplace`, `q: sent more than once; send it once`.
+ * A failed schema check in the words of the parameter readers it replaced, the same for a
+ * query string and a JSON body: `page: an integer from 1 to 10, got 11`, `order: one of time,
+ * relevance, got "newest"`, `engine is required: web_search, marketplace`, and for a query
+ * string only, `q: sent more than once; send it once`.
  */
-function queryMessage(e: AjvError, at: string): string {
+function checkMessage(e: AjvError, at: string, context: string): string {
   const s = e.parentSchema ?? {};
   switch (e.keyword) {
     case 'required': {
@@ -66,18 +111,20 @@ function queryMessage(e: AjvError, at: string): string {
       return `${name} is required${Array.isArray(p.enum) ? `: ${p.enum.join(', ')}` : p.pattern !== undefined && p.description ? ` (${p.description})` : ''}`;
     }
     case 'type':
-      // Values arrive as strings and are coerced to their type; an array was sent more than once.
-      if (Array.isArray(e.data)) return `${at}: sent more than once; send it once`;
-      return `${at}: ${expected(s)}, got ${shown(e.data)}`;
+      // Query values arrive as strings and are coerced to their type; an array was sent more than once.
+      if (context === 'querystring' && Array.isArray(e.data)) return `${at}: sent more than once; send it once`;
+      return `${at}: ${expected(s)}, got ${got(e)}`;
     case 'enum':
+    case 'const':
     case 'minimum':
     case 'maximum':
     case 'pattern':
-      return `${at}: ${expected(s)}, got ${shown(e.data)}`;
-    case 'maxLength':
-      return `${at}: at most ${s.maxLength} characters`;
+    case 'format':
+    case 'minItems':
+    case 'maxItems':
     case 'minLength':
-      return `${at}: empty`;
+    case 'maxLength':
+      return `${at}: ${expected(s)}, got ${got(e)}`;
   }
   return `${at}: ${e.message ?? 'is invalid'}`;
 }
@@ -91,8 +138,7 @@ function validationMessage(errors: AjvError[], context: string): string {
     const engine = e.parentSchema?.properties?.engine?.const;
     return `unknown ${what} "${String(e.params.additionalProperty)}"${e.instancePath ? ` in ${at}` : ''}${typeof engine === 'string' ? ` for engine=${engine}` : ''}`;
   }
-  if (context === 'querystring') return queryMessage(e, at);
-  return `${at}: ${e.message ?? 'is invalid'}`;
+  return checkMessage(e, at, context);
 }
 
 /**

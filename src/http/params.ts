@@ -4,7 +4,7 @@
  * a JSON body (bodies are validated as sent, without Ajv filling them in: validation.ts).
  */
 import { AppError } from '../errors.js';
-import { parseTime } from '../time.js';
+import { readTimeRange } from '../time.js';
 
 const bad = (message: string) => new AppError('bad_parameter', message);
 
@@ -17,22 +17,9 @@ export function csv(name: string, value: string | undefined, max = 50): string[]
   return [...new Set(items)];
 }
 
-/**
- * `since` / `until`: RFC 3339 date-times (or a bare YYYY-MM-DD, midnight UTC) as Unix seconds;
- * `since` rounds up, `until` down. `since` after `until` is refused.
- */
+/** `since` / `until` as every endpoint reads them (time.ts `readTimeRange`), refused as 400 bad_request. */
 export function timeRange(since: string | undefined, until: string | undefined): { since: number | undefined; until: number | undefined } {
-  const read = (name: string, v: string | undefined, round: 'up' | 'down') => {
-    if (v === undefined) return undefined;
-    const ok = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/.test(v);
-    const t = ok ? parseTime(v.length === 10 ? `${v}T00:00:00Z` : v, round) : NaN;
-    if (Number.isNaN(t)) throw bad(`${name}: not an RFC 3339 date-time (e.g. 2026-05-01T00:00:00Z), got ${JSON.stringify(v)}`);
-    return t;
-  };
-  const s = read('since', since, 'up');
-  const u = read('until', until, 'down');
-  if (s !== undefined && u !== undefined && s > u) throw bad('since is after until');
-  return { since: s, until: u };
+  return readTimeRange(since, until, bad);
 }
 
 /** A checked JSON body with the `default`s its schema declares for unsent top-level fields. */

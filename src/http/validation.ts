@@ -5,15 +5,15 @@
  * fills in the declared defaults: a route's handler receives typed values, and the schema is
  * the one place a parameter's type, bounds and default are written. A repeated parameter
  * arrives as an array (app.ts parses with node's querystring), which no declared type is
- * coerced from: it fails on `type`, and error-handler.ts names it. `verbose` keeps the failing
- * value and its schema on each error, for a message that says what was expected.
+ * coerced from: it fails on `type`, and error-handler.ts names it. `verbose` (both) keeps the
+ * failing value and its schema on each error, for a message that says what was allowed.
  */
 import AjvCompiler from '@fastify/ajv-compiler';
 
 /** Bodies: checked as sent. Also what Fastify's own `ajv.customOptions` are set to (app.ts). */
-export const BODY_AJV = { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } as const;
+export const BODY_AJV = { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, verbose: true } as const;
 /** Query strings: every value coerced to its declared type, declared defaults filled in. */
-export const QUERY_AJV = { ...BODY_AJV, coerceTypes: true, useDefaults: true, verbose: true } as const;
+export const QUERY_AJV = { ...BODY_AJV, coerceTypes: true, useDefaults: true } as const;
 
 type BuildValidator = ReturnType<typeof AjvCompiler>;
 

@@ -5,10 +5,11 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
-import { normalise } from '../search/index.js';
+import { normalise, rangeAny, topKAny } from '../search/index.js';
 import { articleFields, resolveSources, type ArticleFields, type Catalog, type SourceRecord, type Store } from '../store/index.js';
-import { parseTime } from '../time.js';
+import { readTimeRange } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from '../cursor/index.js';
+import { likeQuery, type LikeQuery } from './like.js';
 import type { CachedRow, PageCache } from './page-cache.js';
 
 export const MODEL = 'bge-m3';
@@ -18,6 +19,8 @@ export interface MatchRequest {
   model?: string;
   vector?: number[];
   text?: string;
+  /** An article's id: its latest revision's chunk vectors are the query (like.ts). */
+  like?: string;
   order?: 'time' | 'relevance';
   min_score?: number;
   since?: string;
@@ -72,20 +75,17 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   const order = req.order ?? 'time';
   const limit = req.limit ?? 50;
   const minScore = req.min_score ?? 0.5;
-  const hasQuery = req.text !== undefined || req.vector !== undefined;
+  const shapes = (['text', 'vector', 'like'] as const).filter((k) => req[k] !== undefined);
+  const hasQuery = shapes.length > 0;
 
-  if (req.text !== undefined && req.vector !== undefined) throw invalid('send either text or vector, not both');
+  if (shapes.length > 1) throw invalid(`${shapes.join(' and ')}: send one of text, vector or like, not several`);
   if (req.vector !== undefined && req.model !== undefined && req.model !== MODEL) {
     throw invalid(`model: only "${MODEL}" is accepted, got "${req.model}"`);
   }
   if (req.sources && req.exclude_sources) throw invalid('sources and exclude_sources are mutually exclusive');
   if (order === 'relevance' && !hasQuery) throw new AppError('order_requires_query');
   if (order === 'relevance' && req.cursor !== undefined) throw new AppError('cursor_requires_time_order');
-  const since = req.since === undefined ? undefined : parseTime(req.since, 'up');
-  const until = req.until === undefined ? undefined : parseTime(req.until);
-  if (Number.isNaN(since)) throw invalid('since: not a valid date-time');
-  if (Number.isNaN(until)) throw invalid('until: not a valid date-time');
-  if (since !== undefined && until !== undefined && since > until) throw invalid('since is after until');
+  const { since, until } = readTimeRange(req.since, req.until, invalid);
   let query: Float32Array | undefined;
   if (req.vector !== undefined) {
     query = normalise(req.vector) ?? undefined;
@@ -97,6 +97,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   const sources = deps.store.listSources();
   const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
+  const like: LikeQuery | undefined = req.like === undefined ? undefined : likeQuery(deps.store, req.like);
 
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
   // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
@@ -106,6 +107,8 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
       : fingerprint({
           vector: query ? createHash('sha256').update(query).digest('base64url') : null,
           text: req.text,
+          // Only when sent: a key more would change every other query's fingerprint, and void their cursors.
+          ...(req.like !== undefined && { like: req.like }),
           order,
           min_score: hasQuery ? minScore : null,
           since,
@@ -122,11 +125,15 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   // A text is embedded only when a search runs: a later page from the cache needs no vector.
   if (!all && req.text !== undefined) query = await deps.embedQuery!(req.text);
   if (order === 'relevance') {
-    const rows = (await deps.search.topK(query!, limit, minScore, domain)).map((s) => row(deps.catalog, s));
+    const top = like
+      ? await topKAny(deps.search, like.vectors, limit, minScore, domain, like.exclude)
+      : await deps.search.topK(query!, limit, minScore, domain);
+    const rows = top.map((s) => row(deps.catalog, s));
     return respond(deps, sources, rows, order);
   }
   if (!all) {
-    all = (await deps.search.range(query!, minScore, domain))
+    const found = like ? await rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : await deps.search.range(query!, minScore, domain);
+    all = found
       .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
       .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     deps.pages.set(fp, all);

@@ -11,5 +11,6 @@ export {
 } from './engine.js';
 export { VectorSearch, type Domain, type Scored, type VectorSearchOptions } from './vector-search.js';
 export { exactRange, exactScore, inDomain } from './exact.js';
+export { rangeAny, topKAny } from './multi-query.js';
 export { dot, normalise, decodeVectorB64 } from './vector.js';
 export { Maintenance } from './maintenance.js';

@@ -16,10 +16,17 @@ const body = {
     },
     vector: { type: 'array', minItems: DIMS, maxItems: DIMS, items: { type: 'number' }, description: 'A bge-m3 vector (normalised by the service).' },
     text: { type: 'string', minLength: 1, maxLength: 4000, description: 'Text embedded by the service.' },
+    like: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description:
+        "More like this: an item's `id`. The query is that article's latest revision's chunk vectors (a revision scores its best cosine to any of them); the article itself is left out. Not with `text` or `vector`.",
+    },
     order: { type: 'string', enum: ['time', 'relevance'], default: 'time' },
     min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5, description: 'Cosine floor; ignored with no query.' },
-    since: { type: 'string', format: 'date-time', description: 'Inclusive lower bound on event_time.' },
-    until: { type: 'string', format: 'date-time', description: 'Inclusive upper bound on event_time.' },
+    since: { type: 'string', maxLength: 64, description: 'Inclusive lower bound on event_time: RFC 3339, or YYYY-MM-DD (midnight UTC).' },
+    until: { type: 'string', maxLength: 64, description: 'Inclusive upper bound on event_time: RFC 3339, or YYYY-MM-DD (midnight UTC).' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
     cursor: { type: 'string', description: '`next_cursor` of the previous page; order=time only. A malformed one is 400 bad_cursor.' },
     include_edits: { type: 'boolean', default: false },
@@ -54,7 +61,7 @@ export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
   app.post<{ Body: MatchRequest }>('/v1/match', {
     config: { auth: true, product: 'match' },
     schema: {
-      summary: 'Match articles to a text, a vector, or nothing',
+      summary: 'Match articles to a text, a vector, an article (like), or nothing',
       security,
       querystring: noQuery,
       body,
