@@ -19,8 +19,9 @@ describe('formatTime', () => {
 
 describe('readTimeRange', () => {
   const fail = (m: string) => new Error(m);
-  it('reads a bare date as midnight UTC, for since and until alike', () => {
-    expect(readTimeRange('2026-05-01', '2026-05-02', fail)).toEqual({ since: 1_777_593_600, until: 1_777_680_000 });
+  it('reads a bare date as a whole UTC day: since from its first second, until through its last', () => {
+    expect(readTimeRange('2026-05-01', '2026-05-02', fail)).toEqual({ since: 1_777_593_600, until: 1_777_680_000 + 86_399 });
+    expect(readTimeRange('2026-05-01', '2026-05-01', fail)).toEqual({ since: 1_777_593_600, until: 1_777_593_600 + 86_399 });
   });
 
   it('rounds a fractional since up and until down', () => {

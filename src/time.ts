@@ -13,7 +13,7 @@ export function parseTime(s: string, round: 'down' | 'up' = 'down'): number {
 
 /**
  * A `since` / `until` pair as every endpoint reads it (README, "Query"): RFC 3339 date-times
- * with an offset, or a bare YYYY-MM-DD meaning midnight UTC of that day, as Unix seconds;
+ * with an offset, or a bare YYYY-MM-DD meaning that whole UTC day, as Unix seconds;
  * `since` rounds up, `until` down. A value of another form, or `since` after `until`, is
  * `error`'s to throw (each endpoint family has its own code).
  */
@@ -26,8 +26,9 @@ export function readTimeRange(
     if (v === undefined) return undefined;
     const ok = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/.test(v);
     const t = ok ? parseTime(v.length === 10 ? `${v}T00:00:00Z` : v, round) : NaN;
-    if (Number.isNaN(t)) throw error(`${name}: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got ${JSON.stringify(v)}`);
-    return t;
+    if (Number.isNaN(t)) throw error(`${name}: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, a whole UTC day), got ${JSON.stringify(v)}`);
+    // A date is a whole UTC day: since from its first second, until through its last.
+    return v.length === 10 && name === 'until' ? t + 86_399 : t;
   };
   const s = read('since', since, 'up');
   const u = read('until', until, 'down');

@@ -382,7 +382,7 @@ describe('market intelligence', () => {
     expect([bad.status, bad.body.error]).toEqual([400, 'bad_request']);
   });
 
-  it('takes a date-only since/until as /v1/news does (midnight UTC), GET and POST alike', async () => {
+  it('takes a date-only since/until as /v1/news does (a whole UTC day), GET and POST alike', async () => {
     const volume = async (bounds: Record<string, string>) => {
       const post = await h.inject({ method: 'POST', url: '/v1/market/news-volume', payload: { vector: Array.from(unit(1)), min_score: 0.9, ...bounds } });
       expect(post.status, post.raw).toBe(200);
@@ -394,11 +394,13 @@ describe('market intelligence', () => {
     expect(await volume({ since: '2026-03-03' })).toEqual(await volume({ since: '2026-03-03T00:00:00Z' }));
     expect(await volume({ since: '2026-03-03' })).toEqual([1, 1]);
     expect(await volume({ until: '2026-03-03' })).toEqual([2, 3]);
-    expect(await volume({ since: '2026-03-02', until: '2026-03-02' })).toEqual([0, 0]);
+    expect(await volume({ until: '2026-03-03' })).toEqual(await volume({ until: '2026-03-03T23:59:59Z' }));
+    expect(await volume({ since: '2026-03-02', until: '2026-03-02' })).toEqual([2, 3]);
+    expect(await volume({ since: '2026-03-03', until: '2026-03-03' })).toEqual([0, 0]);
     const bad = await h.inject({ method: 'POST', url: '/v1/market/news-volume', payload: { vector: Array.from(unit(1)), since: '03/03/2026' } });
     expect([bad.status, bad.body.message]).toEqual([
       400,
-      'since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got "03/03/2026"',
+      'since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, a whole UTC day), got "03/03/2026"',
     ]);
   });
 });

@@ -44,16 +44,16 @@ describe('since / until', () => {
     expect(keys).toEqual(oracleKeys(null, { since: t, until: t }));
   });
 
-  it('a date-only bound is midnight UTC of that day, as on /v1/news, in every order', async () => {
+  it('a date-only bound is that whole UTC day, as on /v1/news, in every order', async () => {
     const q = makeQuery(corpus, new Rng(31), 'topic');
     const day = corpus.tieGroups[3].eventTime.slice(0, 10);
     const next = plus(`${day}T00:00:00Z`, 3 * 86400).slice(0, 10);
     const dateOnly = { since: day, until: next };
-    const midnight = { since: `${day}T00:00:00Z`, until: `${next}T00:00:00Z` };
-    expect(await keysOf(dateOnly)).toEqual(oracleKeys(null, midnight));
-    expect(await keysOf({ vector: vec(q), min_score: -1, ...dateOnly })).toEqual(await keysOf({ vector: vec(q), min_score: -1, ...midnight }));
+    const wholeDays = { since: `${day}T00:00:00Z`, until: `${next}T23:59:59Z` };
+    expect(await keysOf(dateOnly)).toEqual(oracleKeys(null, wholeDays));
+    expect(await keysOf({ vector: vec(q), min_score: -1, ...dateOnly })).toEqual(await keysOf({ vector: vec(q), min_score: -1, ...wholeDays }));
     const rel = async (b: Filters) => (await h.match({ vector: vec(q), order: 'relevance', min_score: -1, limit: 100, ...b })).body.items.map(itemKey);
-    expect(await rel(dateOnly)).toEqual(await rel(midnight));
+    expect(await rel(dateOnly)).toEqual(await rel(wholeDays));
     const news = async (b: Filters) => {
       const res = await h.inject({
         url: `/v1/news?q=the&limit=100&${new URLSearchParams(b as Record<string, string>)}`,
@@ -65,7 +65,7 @@ describe('since / until', () => {
     };
     const viaNews = await news(dateOnly);
     expect(viaNews.length).toBeGreaterThan(0);
-    expect(viaNews).toEqual(await news(midnight));
+    expect(viaNews).toEqual(await news(wholeDays));
   });
 
   it('one second off excludes the boundary rows, at either end', async () => {
@@ -120,7 +120,7 @@ describe('since / until', () => {
   it('a date-time without a time zone is 422 invalid_request (RFC 3339 requires the offset); the message says what is allowed', async () => {
     const res = await h.match({ since: '2025-01-15T00:00:00' });
     expectError(res, 422, 'invalid_request');
-    expect(res.body.message).toBe('since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got "2025-01-15T00:00:00"');
+    expect(res.body.message).toBe('since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, a whole UTC day), got "2025-01-15T00:00:00"');
     expectError(await h.match({ until: '15/01/2025' }), 422, 'invalid_request', { names: 'until' });
   });
 

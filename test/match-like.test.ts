@@ -206,7 +206,7 @@ describe('like with filters', () => {
         for (const it of items) {
           if (f.sources) expect(f.sources).toContain(it.source_name);
           if (f.exclude_sources) expect(f.exclude_sources).not.toContain(it.source_name);
-          if (f.since) expect(it.event_time >= f.since && it.event_time <= '2025-01-20T00:00:00Z').toBe(true);
+          if (f.since) expect(it.event_time >= f.since && it.event_time <= '2025-01-20T23:59:59Z').toBe(true);
         }
       }
     }

@@ -703,7 +703,7 @@ describe('GET /v1/news: errors', () => {
       [{ q: 'strike', include_edits: 'yes' }, 'include_edits: true or false, got "yes"'],
       [{ q: 'strike', sort: 'newest' }, 'sort: one of time, relevance, got "newest"'],
       [{ q: 'strike', limit: '0' }, 'limit: an integer from 1 to 100, got 0'],
-      [{ q: 'strike', since: '05/01/2026' }, 'since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, midnight UTC), got "05/01/2026"'],
+      [{ q: 'strike', since: '05/01/2026' }, 'since: an RFC 3339 date-time (2026-05-01T00:00:00Z) or a date (2026-05-01, a whole UTC day), got "05/01/2026"'],
     ];
     for (const [query, message] of cases) {
       const res = await news(qs(query));

@@ -78,7 +78,8 @@ export function chunkScores(rev: RevisionRec, query: Float64Array): { text: stri
 /** Rows that pass the non-score filters (time window, sources, include_edits). */
 export function eligible(corpus: Corpus, f: Filters): RevisionRec[] {
   const since = f.since !== undefined ? parseSec(f.since) : -Infinity;
-  const until = f.until !== undefined ? parseSec(f.until) : Infinity;
+  // A bare date is a whole UTC day (README, "Query"): until runs through its last second.
+  const until = f.until !== undefined ? parseSec(f.until) + (f.until.length === 10 ? 86_399 : 0) : Infinity;
   const inc = f.sources ? new Set(f.sources) : null;
   const exc = f.exclude_sources ? new Set(f.exclude_sources) : null;
   return corpus.revisions.filter(
