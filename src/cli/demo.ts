@@ -43,11 +43,12 @@ export async function demoCommand(config: Config, rest: string[], flags: { force
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-demo-'));
   const file = path.join(tmp, 'demo.jsonl');
   let summary: ImportSummary;
+  let beside: boolean;
   let importMs: number;
   try {
     writeDemoJsonl(corpus, file);
     const importing = performance.now();
-    summary = await importDemo(config, file);
+    ({ summary, beside } = await importDemo(config, file));
     importMs = performance.now() - importing;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -82,14 +83,19 @@ export async function demoCommand(config: Config, rest: string[], flags: { force
   );
   out(`topics: ${DEMO_TOPICS.map((t) => `${t.name} ("${t.word}")`).join(', ')}`);
   out('a Bearer key of the operator account was created (named demo); its secret is shown only now.');
-  out(`Start the server (${startCommand(config)}), then paste:`);
+  // Beside a running server the keyword index catches up in the background (README, "Keyword search").
+  out(
+    beside
+      ? 'The running server indexes them at its next request (/v1/news answers "partial": true until it has caught up); paste:'
+      : `Start the server (${startCommand(config)}), then paste:`,
+  );
   out();
   for (const line of demoCurls(config, secret, topic, article.revisions[0].title, timeFile, relevanceFile)) out(line);
   return 0;
 }
 
 /** As `newsmatch import` does: through the service, or, beside a running server, records only (it indexes them). */
-async function importDemo(config: Config, file: string): Promise<ImportSummary> {
+async function importDemo(config: Config, file: string): Promise<{ summary: ImportSummary; beside: boolean }> {
   let service: Awaited<ReturnType<typeof openService>>;
   try {
     service = await openService({ ...config, logLevel: quietLevel(config) });
@@ -98,13 +104,13 @@ async function importDemo(config: Config, file: string): Promise<ImportSummary> 
     process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
     const store = new Store(path.join(config.dataDir, 'lmdb'));
     try {
-      return await importFile(store, file);
+      return { summary: await importFile(store, file), beside: true };
     } finally {
       await store.close();
     }
   }
   try {
-    return await service.importFile(file);
+    return { summary: await service.importFile(file), beside: false };
   } finally {
     await service.close();
   }
