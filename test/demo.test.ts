@@ -231,7 +231,7 @@ describe('the demo generator', () => {
   it('the README shows the demo and its curls on its first screen', () => {
     const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const head = readme.slice(0, readme.indexOf('\n## '));
-    expect(head).toContain('newsmatch demo');
+    expect(head).toContain('npm run demo && npm start');
     expect(head).toContain('-d @data/demo-query.json');
     expect(head).not.toContain('…');
   });
