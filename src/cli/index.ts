@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, flagName, loadConfig, settings } from '../config.js';
 import { serve } from '../main.js';
 import { importCommand, reindexCommand, embedCommand } from './corpus.js';
+import { demoCommand } from './demo.js';
 import { importJobsCommand, unknownSkillsCommand } from './jobs.js';
 import { UsageError } from './output.js';
 import { accountsCommand, creditsCommand, keysCommand, subscribeCommand, usageCommand, type PlatformFlags } from './platform.js';
@@ -16,6 +17,8 @@ const USAGE = `Usage: newsmatch <command> [options]
 
 Commands:
   serve                                 Run the HTTP server
+  demo [--force]                        Import a generated corpus (no model, no network needed), create a
+                                        Bearer key, print a curl for each query mode (an empty store only)
   import <file.jsonl>                   Import article revisions (one JSON object per line); lines
                                         without chunks are chunked and embedded in text mode
   import-jobs <file.jsonl>              Import job postings (url, title, company, location, remote,
@@ -79,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
     plan: { type: 'string' },
     credits: { type: 'string' },
     period: { type: 'string' },
+    force: { type: 'boolean' },
   };
   for (const s of Object.values(settings)) options[flagName(s.env).slice(2)] = { type: 'string' };
   const parse = () => parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
@@ -106,6 +110,8 @@ async function main(argv: string[]): Promise<number> {
     case 'import':
       if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
       return importCommand(config, rest[0]);
+    case 'demo':
+      return demoCommand(config, rest, values);
     case 'import-jobs':
       if (rest.length !== 1) throw new UsageError('import-jobs takes one file: newsmatch import-jobs <file.jsonl>');
       return importJobsCommand(config, rest[0]);
