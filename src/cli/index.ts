@@ -10,11 +10,14 @@ import { importCommand, reindexCommand, embedCommand } from './corpus.js';
 import { importJobsCommand, unknownSkillsCommand } from './jobs.js';
 import { UsageError } from './output.js';
 import { accountsCommand, creditsCommand, keysCommand, subscribeCommand, usageCommand, type PlatformFlags } from './platform.js';
+import { quickstartCommand } from './quickstart.js';
 import { ingestCommand, sourcesCommand } from './sources.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
 
 Commands:
+  quickstart                            Fetch bge-m3 when missing (about 2.2 GB, resumable, verified), add
+                                        the shipped news outlets, serve with text mode and ingest on
   serve                                 Run the HTTP server
   import <file.jsonl>                   Import article revisions (one JSON object per line); lines
                                         without chunks are chunked and embedded in text mode
@@ -103,6 +106,8 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       await serve(config);
       return -1; // keeps running
+    case 'quickstart':
+      return quickstartCommand(config);
     case 'import':
       if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
       return importCommand(config, rest[0]);
