@@ -40,7 +40,9 @@ export async function ensureModel(config: Config, dir: string): Promise<boolean>
     return true;
   } catch (e) {
     if (!(e instanceof FetchError || e instanceof ModelFetchError)) throw e;
-    process.stderr.write(`newsmatch quickstart: ${e.message}\n(MODEL_HUB_URL points at a mirror; what arrived is kept in ${dir} to resume)\n`);
+    process.stderr.write(
+      `model download: ${e.message}\n(needs access to MODEL_HUB_URL, or a mirror there; what arrived is kept in ${dir}: run again to resume)\n`,
+    );
     return false;
   } finally {
     await client.close();
@@ -134,7 +136,7 @@ export async function quickstartCommand(config: Config): Promise<number> {
 
   out(`3/3 serving with text mode (bge-m3 from ${dir}) and ingest on, in ${config.dataDir}`);
   const address = await serve({ ...config, modelDir: dir, ingest: 'on' });
-  out(`    listening on ${address}; articles become searchable as the outlets are polled, each on its interval (`newsmatch sources list`)`);
+  out(`    listening on ${address}; articles become searchable as the outlets are polled, each on its interval (\`newsmatch sources list\`)`);
   out(
     `    try: curl -s ${address}/v1/match -H 'authorization: Bearer ${secret ?? '<key>'}' -H 'content-type: application/json' ` +
       `-d '{"text": "central bank raises interest rates", "order": "relevance"}'`,
