@@ -26,6 +26,9 @@ describe('config', () => {
     ['INDEX_LISTS', '1.5'],
     ['INDEX_PROBE_DELTA', 'wide'],
     ['INDEX_FAR_SCORE', '2'],
+    ['MODEL_HUB_URL', 'ftp://hub.example'],
+    ['MODEL_HUB_REPO', 'bge-m3'],
+    ['MODEL_HUB_REVISION', '../main'],
   ])('rejects %s=%s naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

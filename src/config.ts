@@ -59,6 +59,17 @@ const urlTemplate =
     if (!/^https?:\/\/[^/]/.test(sample) || !URL.canParse(sample)) throw new ConfigError(`${name}: an http(s) URL template, got ${JSON.stringify(raw)}`);
     return raw;
   };
+/** `owner/name`, as the hub names a repository. */
+const repoName: Parser<string> = (raw, name) => {
+  if (!/^[\w.-]+\/[\w.-]+$/.test(raw)) throw new ConfigError(`${name}: owner/name (e.g. BAAI/bge-m3), got ${JSON.stringify(raw)}`);
+  return raw;
+};
+/** A path inside a repository (a revision, a folder): segments of word characters, dots and dashes. */
+const pathPart: Parser<string> = (raw, name) => {
+  if (!/^[\w.-]+(\/[\w.-]+)*$/.test(raw) || raw.split('/').some((p) => p === '..' || p === '.'))
+    throw new ConfigError(`${name}: a name or path without spaces or "..", got ${JSON.stringify(raw)}`);
+  return raw;
+};
 /** `host:port` (`[::1]:9464` for IPv6), or unset. */
 const optionalHostPort: Parser<{ host: string; port: number } | undefined> = (raw, name) => {
   if (raw === '') return undefined;
@@ -187,6 +198,43 @@ export const settings = {
     default: undefined,
     parse: optionalStr,
     doc: 'Directory holding the bge-m3 ONNX export (`model.onnx`, `model.onnx_data` if any, `tokenizer.json`, `tokenizer_config.json`). Unset: text mode is off.',
+  },
+  modelHubUrl: {
+    env: 'MODEL_HUB_URL',
+    default: 'https://huggingface.co',
+    parse: urlTemplate(),
+    doc: 'The Hugging Face hub (or a mirror of its API) `newsmatch quickstart` and `scripts/fetch-model` download bge-m3 from.',
+  },
+  modelHubRepo: {
+    env: 'MODEL_HUB_REPO',
+    default: 'BAAI/bge-m3',
+    parse: repoName,
+    doc: 'The hub repository of the ONNX export (`owner/name`).',
+  },
+  modelHubRevision: { env: 'MODEL_HUB_REVISION', default: 'main', parse: pathPart, doc: 'Branch, tag or commit of `MODEL_HUB_REPO`.' },
+  modelHubSubdir: {
+    env: 'MODEL_HUB_SUBDIR',
+    default: 'onnx',
+    parse: (raw: string, name: string) => (raw === '' ? '' : pathPart(raw, name)),
+    doc: "Folder of the repository holding `model.onnx`; its files win over the root's (empty: the root).",
+  },
+  modelHubAllowPrivate: {
+    env: 'MODEL_HUB_ALLOW_PRIVATE',
+    default: 'off',
+    parse: oneOf('on', 'off'),
+    doc: "`off`: every model download request must reach a public address. `on`: `MODEL_HUB_URL`'s host may be loopback or private (a mirror on the intranet); the hosts it redirects to still may not.",
+  },
+  modelHubTimeoutMs: {
+    env: 'MODEL_HUB_TIMEOUT_MS',
+    default: 60_000,
+    parse: int(1000, 600_000),
+    doc: 'A model download request fails when its headers, or the next bytes of its body, take longer than this (the whole download may take as long as it needs).',
+  },
+  quickstartOutlets: {
+    env: 'QUICKSTART_OUTLETS',
+    default: undefined,
+    parse: optionalStr,
+    doc: 'JSON file of the outlets `newsmatch quickstart` adds (the format of `src/ingest/default-outlets.json`). Unset: that shipped list.',
   },
   embedDevice: {
     env: 'EMBED_DEVICE',
@@ -459,6 +507,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = out as Config;
   config.dataDir = path.resolve(config.dataDir);
   if (config.modelDir !== undefined) config.modelDir = path.resolve(config.modelDir);
+  if (config.quickstartOutlets !== undefined) config.quickstartOutlets = path.resolve(config.quickstartOutlets);
   if (config.chunkMinTokens > config.chunkMaxTokens) {
     throw new ConfigError(`CHUNK_MIN_TOKENS (${config.chunkMinTokens}) must not exceed CHUNK_MAX_TOKENS (${config.chunkMaxTokens})`);
   }

@@ -3,10 +3,11 @@ import type { Config } from './config.js';
 import { buildApp } from './http/index.js';
 import { openService } from './service.js';
 
-export async function serve(config: Config): Promise<void> {
+/** Serves until a signal; resolves with the address listened on (`http://127.0.0.1:8080`) once listening. */
+export async function serve(config: Config): Promise<string> {
   const service = await openService(config);
   const app = await buildApp(service);
-  await app.listen({ host: config.host, port: config.port });
+  const address = await app.listen({ host: config.host, port: config.port });
   // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
   const opsAt = await app.ops.listen().catch(async (e: unknown) => {
     await app.close();
@@ -44,4 +45,5 @@ export async function serve(config: Config): Promise<void> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  return address;
 }

@@ -11,11 +11,14 @@ import { demoCommand } from './demo.js';
 import { importJobsCommand, unknownSkillsCommand } from './jobs.js';
 import { UsageError } from './output.js';
 import { accountsCommand, creditsCommand, keysCommand, subscribeCommand, usageCommand, type PlatformFlags } from './platform.js';
+import { quickstartCommand } from './quickstart.js';
 import { ingestCommand, sourcesCommand } from './sources.js';
 
 const USAGE = `Usage: newsmatch <command> [options]
 
 Commands:
+  quickstart                            Fetch bge-m3 when missing (about 2.2 GB, resumable, verified), add
+                                        the shipped news outlets, serve with text mode and ingest on
   serve                                 Run the HTTP server
   demo [--force]                        Import a generated corpus (no model, no network needed), create a
                                         Bearer key, print a curl for each query mode (an empty store only)
@@ -107,6 +110,8 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       await serve(config);
       return -1; // keeps running
+    case 'quickstart':
+      return quickstartCommand(config);
     case 'import':
       if (rest.length !== 1) throw new UsageError('import takes one file: newsmatch import <file.jsonl>');
       return importCommand(config, rest[0]);

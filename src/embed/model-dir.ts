@@ -20,11 +20,11 @@ export function checkModelDir(dir: string): { modelPath: string } {
     missing = MODEL_FILES.filter((f) => !have.has(f));
   } catch (e) {
     throw new ModelDirError(
-      `BGE_M3_MODEL_DIR ${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); see "Text mode" in the README (scripts/fetch-model)`,
+      `BGE_M3_MODEL_DIR ${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); "newsmatch quickstart" fetches it (see "Text mode" in the README)`,
     );
   }
   if (missing.length > 0) {
-    throw new ModelDirError(`BGE_M3_MODEL_DIR ${dir} lacks ${missing.join(', ')}; see "Text mode" in the README (scripts/fetch-model)`);
+    throw new ModelDirError(`BGE_M3_MODEL_DIR ${dir} lacks ${missing.join(', ')}; "newsmatch quickstart" fetches it (see "Text mode" in the README)`);
   }
   return { modelPath: path.join(dir, 'model.onnx') };
 }

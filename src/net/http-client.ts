@@ -12,7 +12,8 @@
  * - each request has the policy's deadline from when it leaves the queue; a call that reads
  *   several pages passes one deadline for all of them (`deadline()`);
  * - a body over the cap, declared or streamed, fails the read, unless the read asks for it cut;
- *   the body is kept as bytes and decoded as UTF-8 text on demand (`html`);
+ *   the body is kept as bytes and decoded as UTF-8 text on demand (`html`), or, for a download
+ *   larger than memory (`stream`), handed on as it arrives, with a `Range` to resume from;
  * - at most `concurrency` requests in flight and one at a time per host (limit.ts);
  * - robots.txt (robots.ts) is read through this same client, under the same policy;
  * - a call's cookie jar (cookies.ts) is sent with every request and takes every answer's
@@ -28,6 +29,28 @@ import { Limit, OnePerKey } from './limit.js';
 import { Outbound } from './outbound.js';
 import type { Failure, Policy } from './policies.js';
 import { Robots, ROBOTS_MAX_BYTES } from './robots.js';
+
+/** How a streamed read (`stream`) goes beyond the policy's defaults. */
+export interface StreamOptions {
+  /** Ask for the body from this byte on (`Range: bytes=N-`); the head says whether it was honoured (206) or not (200). */
+  from?: number;
+  /** Largest body read (default: the policy's cap); past it the read fails as over the cap. */
+  maxBytes?: number;
+  /** Ends the read wherever it is (before the headers or between chunks). */
+  signal?: AbortSignal;
+}
+
+/** A streamed answer's head. */
+export interface StreamHead {
+  /** Where the body comes from, redirects followed. */
+  url: string;
+  /** 200, or 206 for an honoured range. */
+  status: number;
+  /** Content-Length of this answer (of the range, for a 206); null when not declared. */
+  length: number | null;
+  /** A 206's Content-Range: its first byte and the whole size (null when `*`). */
+  range: { start: number; size: number | null } | null;
+}
 
 /** A conditional GET's validators: the ETag and Last-Modified of the copy held. */
 export interface Validators {
@@ -87,6 +110,12 @@ class ReadFailed extends Error {
 }
 
 type Where = { url: string; at: string; hop: number };
+/** A read inside the client: a `get`'s options, or a `stream`'s. */
+type Read = GetOptions & Pick<StreamOptions, 'from' | 'maxBytes'>;
+/** One request's outcome: what the read makes of the answer, or where it redirects to. */
+type Hop<T> = { done: T } | { location: string; status: number };
+/** A sent request: where it redirects to, or the answer, its body unread. */
+type Sent = { location: string; status: number } | { res: Dispatcher.ResponseData; header: (name: string) => string | null };
 
 export class HttpClient {
   readonly #net: Outbound;
@@ -131,18 +160,47 @@ export class HttpClient {
     }
   }
 
-  async #get(url: string, read: GetOptions, checkRobots: boolean): Promise<Page> {
+  /**
+   * Reads `url` as `get` does (redirects, the guard, the policy's statuses), but hands the body
+   * to `consume` as it arrives instead of holding it: a download larger than memory. The
+   * policy's deadline covers the connection and the headers; after them only a gap between
+   * chunks longer than it fails the read (undici's bodyTimeout), so a large body takes as long
+   * as it needs. The body counts against the cap as it streams. A failure of the request or of
+   * the body is worded by the policy; what `consume` throws passes through as it is.
+   */
+  stream<T>(url: string, read: StreamOptions, consume: (head: StreamHead, body: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
+    const hop = (r: Read, where: Where) => this.#streamOnce(r, where, consume);
+    return this.#worded(
+      this.#follow(url, { signal: read.signal, from: read.from, maxBytes: read.maxBytes }, true, hop, () => {
+        throw new Error('unreachable: a stream never stops at a redirect');
+      }),
+    );
+  }
+
+  #get(url: string, read: GetOptions, checkRobots: boolean): Promise<Page> {
+    const stopped = (at: string, status: number, to: string) => page(at, status, Buffer.alloc(0), () => null, { redirectedTo: to });
+    return this.#follow(url, read, checkRobots, (r, where) => this.#once(r, where), stopped);
+  }
+
+  /** Follows redirects from `url`, one `hop` a request; `stopped` answers a redirect off the site that the read asks to stop at. */
+  async #follow<T>(
+    url: string,
+    read: Read,
+    checkRobots: boolean,
+    hop: (read: Read, where: Where) => Promise<Hop<T>>,
+    stopped: (at: string, status: number, to: string) => T,
+  ): Promise<T> {
     const { maxRedirects, sameSiteRedirects } = this.policy;
     let at = url;
-    for (let hop = 0; ; hop++) {
-      const where = { url, at, hop };
+    for (let n = 0; ; n++) {
+      const where = { url, at, hop: n };
       if (checkRobots && this.policy.robots.everyRequest) await this.#allowed(where);
-      const r = await this.#queued(new URL(at).host, () => this.#once(read, where));
-      if ('page' in r) return r.page;
+      const r = await this.#queued(new URL(at).host, () => hop(read, where));
+      if ('done' in r) return r.done;
       const next = new URL(r.location);
-      if (hop >= maxRedirects) throw new ReadFailed({ reason: 'redirects', ...where });
+      if (n >= maxRedirects) throw new ReadFailed({ reason: 'redirects', ...where });
       if (sameSiteRedirects && !sameSite(next, new URL(url))) {
-        if (read.offSite === 'stop') return page(at, r.status, Buffer.alloc(0), () => null, { redirectedTo: next.href });
+        if (read.offSite === 'stop') return stopped(at, r.status, next.href);
         throw new ReadFailed({ reason: 'off_site', to: next.host, ...where });
       }
       at = next.href;
@@ -151,10 +209,55 @@ export class HttpClient {
   }
 
   /** One request, redirects not followed: the page, or where it redirects to. */
-  async #once(read: GetOptions, where: Where): Promise<{ page: Page } | { location: string; status: number }> {
-    const { at } = where;
+  async #once(read: Read, where: Where): Promise<Hop<Page>> {
     const own = AbortSignal.timeout(this.policy.timeoutMs);
     const signal = read.signal ? AbortSignal.any([read.signal, own]) : own;
+    const sent = await this.#send(read, where, signal);
+    if (!('res' in sent)) return sent;
+    const { res, header } = sent;
+    const { body, truncated } = await this.#body(res, Number(header('content-length')), read.cutAt, signal, where);
+    return { done: page(where.at, res.statusCode, body, header, truncated ? { truncated } : {}) };
+  }
+
+  /** One streamed request, redirects not followed: what `consume` made of the body, or where it redirects to. */
+  async #streamOnce<T>(read: Read, where: Where, consume: (head: StreamHead, body: AsyncIterable<Buffer>) => Promise<T>): Promise<Hop<T>> {
+    // The deadline ends at the headers; the body's gaps are undici's bodyTimeout (Outbound).
+    const headers = new AbortController();
+    const timer = setTimeout(() => headers.abort(new DOMException('headers deadline', 'TimeoutError')), this.policy.timeoutMs);
+    const signal = read.signal ? AbortSignal.any([read.signal, headers.signal]) : headers.signal;
+    let sent: Sent;
+    try {
+      sent = await this.#send(read, where, signal);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!('res' in sent)) return sent;
+    const { res, header } = sent;
+    const cap = read.maxBytes ?? this.policy.maxBytes;
+    const declared = header('content-length') === null ? null : Number(header('content-length'));
+    // Destroying a body makes undici emit 'error' on it: listen, or the process dies.
+    res.body.on('error', () => undefined);
+    if (declared !== null && declared > cap) {
+      res.body.destroy();
+      throw new ReadFailed({ reason: 'too_large', cap, declared, ...where });
+    }
+    const range = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header('content-range') ?? '');
+    const head: StreamHead = {
+      url: where.at,
+      status: res.statusCode,
+      length: declared,
+      range: res.statusCode === 206 && range ? { start: Number(range[1]), size: range[2] === '*' ? null : Number(range[2]) } : null,
+    };
+    try {
+      return { done: await consume(head, counted(res, cap, signal, where)) };
+    } finally {
+      res.body.destroy();
+    }
+  }
+
+  /** Sends one request: where it redirects to, or the answer (body unread) with a status the policy or the read takes. */
+  async #send(read: Read, where: Where, signal: AbortSignal): Promise<Sent> {
+    const { at } = where;
     let res: Dispatcher.ResponseData;
     try {
       res = await this.#net.send(at, {
@@ -182,8 +285,7 @@ export class HttpClient {
       await res.body.dump();
       throw new ReadFailed({ reason: 'status', status, ...where });
     }
-    const { body, truncated } = await this.#body(res, Number(header('content-length')), read.cutAt, signal, where);
-    return { page: page(at, status, body, header, truncated ? { truncated } : {}) };
+    return { res, header };
   }
 
   async #body(
@@ -219,8 +321,9 @@ export class HttpClient {
     return { body: Buffer.concat(parts), truncated: false };
   }
 
-  #headers(read: GetOptions): Record<string, string> {
+  #headers(read: Read): Record<string, string> {
     const headers = { ...this.policy.headers };
+    if (read.from) headers.range = `bytes=${read.from}-`;
     if (read.contentType) headers['content-type'] = read.contentType;
     const cookie = read.jar?.header();
     if (cookie) headers.cookie = cookie;
@@ -275,6 +378,20 @@ export class HttpClient {
       if (e.failure.reason === 'blocked' || unreachable === 'fail') throw e;
       return Robots.unreachable(agent);
     }
+  }
+}
+
+/** A streamed body, held to `cap` bytes; its failures classified as `failed` does. */
+async function* counted(res: Dispatcher.ResponseData, cap: number, signal: AbortSignal, where: Where): AsyncGenerator<Buffer> {
+  let size = 0;
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > cap) throw new ReadFailed({ reason: 'too_large', cap, ...where });
+      yield chunk;
+    }
+  } catch (e) {
+    throw failed(e, signal, where, 'body');
   }
 }
 

@@ -1,6 +1,6 @@
 export { addressRange, isPublicAddress } from './address.js';
 export { CookieJar } from './cookies.js';
 export { isBlocked, type Lookup } from './guard.js';
-export { HttpClient, type GetOptions, type Page, type Validators } from './http-client.js';
-export { FetchError, liveScraping, politePolling, type Policy } from './policies.js';
+export { HttpClient, type GetOptions, type Page, type StreamHead, type StreamOptions, type Validators } from './http-client.js';
+export { FetchError, liveScraping, modelHub, politePolling, type Policy } from './policies.js';
 export type { Robots } from './robots.js';

@@ -10,7 +10,9 @@
  * - live scraping: the pages a live call reads, as a browser asks for them, through
  *   LIVE_PROXY_URL when set, with one deadline for the whole call and a cookie jar per call,
  *   redirects kept on the site, and robots.txt read when an endpoint that crawls asks for it
- *   (contacts). Its failures are the catalogue's: 504 `timeout`, 502 `scrape_failed`.
+ *   (contacts). Its failures are the catalogue's: 504 `timeout`, 502 `scrape_failed`;
+ * - the model hub (`newsmatch quickstart`, MODEL_HUB_*): a tree listing and a few large files,
+ *   streamed to disk and resumed with a Range.
  */
 import { AppError } from '../errors.js';
 
@@ -184,6 +186,66 @@ export function liveScraping(o: LiveScrapingOptions): Policy {
           return failed(`${f.url}: redirected off the site, to ${f.to}`);
         case 'robots':
           return failed(`${f.at}: ${f.why}`);
+      }
+    },
+  };
+}
+
+export interface ModelHubOptions {
+  /** MODEL_HUB_URL: the hub's base URL. */
+  hubUrl: string;
+  /** MODEL_HUB_ALLOW_PRIVATE=on: the hub's own host may be loopback or private (a mirror on the intranet). */
+  allowPrivateHub: boolean;
+  /** MODEL_HUB_TIMEOUT_MS: to the headers, and the longest gap between body chunks. */
+  timeoutMs: number;
+}
+
+/** Listings and other buffered reads from the hub; each download is held to its listed size instead (`stream`'s `maxBytes`). */
+const MODEL_HUB_MAX_BYTES = 16 * 1_048_576;
+
+/**
+ * The model hub: an API and its file store, not a site to crawl (no robots.txt). Files redirect
+ * to a CDN on another host, so redirects go anywhere public; only the hub's own host may be
+ * private, and only where the operator says so.
+ */
+export function modelHub(o: ModelHubOptions): Policy {
+  const hubHost = new URL(o.hubUrl).host;
+  const blocked = `blocked: the host is a private address or resolves to one (${o.allowPrivateHub ? `MODEL_HUB_ALLOW_PRIVATE covers only ${hubHost}` : 'MODEL_HUB_ALLOW_PRIVATE is off'})`;
+  return {
+    // identity: the byte counts, the Range offsets and the hashes are of the file itself.
+    headers: { 'user-agent': 'newsmatch/0.1 (model fetch)', accept: '*/*', 'accept-encoding': 'identity' },
+    timeoutMs: o.timeoutMs,
+    maxBytes: MODEL_HUB_MAX_BYTES,
+    maxRedirects: 5,
+    sameSiteRedirects: false,
+    accepts: (status) => status === 200 || status === 206,
+    mayBePrivate: (url) => o.allowPrivateHub && url.host === hubHost,
+    robots: { agent: 'newsmatch', unreachable: 'fail' },
+    error(f) {
+      const cause = { cause: f.cause };
+      switch (f.reason) {
+        case 'blocked':
+          return f.hop > 0 ? new FetchError(`redirected to ${f.at}, which is ${blocked}`, f.url, cause) : new FetchError(blocked, f.at, cause);
+        case 'timeout':
+          return new FetchError(`no answer or no bytes within ${o.timeoutMs} ms (MODEL_HUB_TIMEOUT_MS)`, f.at, cause);
+        case 'network': {
+          const err = f.cause as { code?: string; message?: string };
+          const what = err.code ? `${err.code}: ${err.message}` : (err.message ?? String(f.cause));
+          return new FetchError(f.during === 'body' ? `the download broke off (${what})` : what, f.at, cause);
+        }
+        case 'status':
+          return new FetchError(`HTTP ${f.status}`, f.at);
+        case 'too_large':
+          return new FetchError(
+            f.declared === undefined ? `more than the ${f.cap} bytes expected` : `${f.declared} bytes, more than the ${f.cap} expected`,
+            f.at,
+          );
+        case 'redirects':
+          return new FetchError('more than 5 redirects', f.url);
+        case 'off_site':
+          return new FetchError(`redirected off the site, to ${f.to}`, f.url);
+        case 'robots':
+          return new FetchError(f.why, f.at);
       }
     },
   };
