@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { DIMS } from '../../dims.js';
 import { match, MODEL, type MatchDeps, type MatchRequest } from '../../match/index.js';
-import { ARTICLE_FIELD_NAMES, articleProperties, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { noQuery, security, sourceNames } from '../schemas.js';
 
 const body = {
   type: 'object',
@@ -29,13 +30,17 @@ const body = {
 } as const;
 
 const item = {
-  type: 'object',
-  required: [...ARTICLE_FIELD_NAMES, 'score', 'best_chunk'],
-  properties: {
-    ...articleProperties,
-    score: { type: ['number', 'null'] },
-    best_chunk: { type: ['string', 'null'] },
-  },
+  allOf: [
+    { $ref: 'Article#' },
+    {
+      type: 'object',
+      required: ['score', 'best_chunk'],
+      properties: {
+        score: { type: ['number', 'null'], description: 'Cosine of the best chunk; null with no query.' },
+        best_chunk: { type: ['string', 'null'], description: 'The text of the best-scoring chunk; null with no query.' },
+      },
+    },
+  ],
 } as const;
 
 const response200 = {
@@ -52,13 +57,19 @@ const response200 = {
 
 export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
   app.post<{ Body: MatchRequest }>('/v1/match', {
-    config: { auth: true, product: 'match' },
+    config: {
+      auth: true,
+      product: 'match',
+      errors: ['bad_cursor', 'too_many_matches', 'order_requires_query', 'cursor_requires_time_order', 'text_mode_unavailable', 'embed_unavailable'],
+    },
     schema: {
       summary: 'Match articles to a text, a vector, or nothing',
+      operationId: 'matchArticles',
+      tags: [TAGS.match.name],
       security,
       querystring: noQuery,
       body,
-      response: { 200: response200, ...errorResponses(400, 401, 403, 413, 415, 422, 429, 503) },
+      response: { 200: response200 },
     },
     // `default`s above document the contract; the core applies them, so Ajv must not.
     handler: async (req) => match(deps, req.body),
