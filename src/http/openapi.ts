@@ -110,7 +110,9 @@ export function documentRoutes(app: FastifyInstance): void {
     const response = { ...(schema.response as Record<string, Record<string, unknown>>) };
     if (example?.response !== undefined && response[200]) response[200] = withExample(response[200], example.response);
     const body = schema.body && example?.request !== undefined ? { body: { ...(schema.body as object), examples: [example.request] } } : {};
-    route.schema = { ...schema, ...body, response: { ...response, ...errorResponses(routeErrors(route)) } };
+    // Billed per call (X-Credits-Charged): what the metering codes in its errors come from.
+    const metered = route.config?.auth && route.config.product !== undefined ? { 'x-metered': true } : {};
+    route.schema = { ...schema, ...body, ...metered, response: { ...response, ...errorResponses(routeErrors(route)) } };
   });
 }
 

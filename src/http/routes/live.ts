@@ -255,7 +255,8 @@ export function liveRoutes(app: FastifyInstance, deps: LiveDeps): void {
         tags: [...new Set([...engines.values()].map((x) => familyTag(x.product)))],
         security: [{ bearer: [] }],
         querystring: liveQuerystring(route),
-        response: { 200: { $ref: 'LiveEnvelope#' } },
+        // allOf, not a bare $ref: @fastify/swagger drops the siblings of a bare one (the example).
+        response: { 200: { description: 'The results of the page read, and the effective query.', allOf: [{ $ref: 'LiveEnvelope#' }] } },
       },
       // `limit`, `cursor` and locked filters are 400 locked_parameter, before the schema would call them unknown.
       preValidation: async (req) => {
