@@ -3,7 +3,7 @@
  * /openapi.json, with a client that sends requests with the reader's own key. Everything is
  * served from here: the bundle ships inside @scalar/fastify-api-reference, and the page's
  * configuration turns off what would reach out (web fonts, telemetry, the request proxy, the
- * hosted developer tools). No key, not metered.
+ * hosted developer tools, the AI agent and MCP buttons). No key, not metered.
  *
  * The plugin's own routes are not mounted: they build a URL from the Host header (a 500 on a
  * malformed one) and redirect /docs to /docs/. The bundle is taken from the plugin once, on a
@@ -29,6 +29,10 @@ const PAGE_CONFIG = {
   // Its "share" and "generate MCP" tools upload the document to Scalar's services.
   showDeveloperTools: 'never',
   agent: { disabled: true },
+  // "Generate MCP" uploads the document to Scalar's API.
+  mcp: { disabled: true },
+  // "Open API Client" leaves for Scalar's hosted client; the built-in one sends from this page.
+  hideClientButton: true,
   persistAuth: false,
   authentication: { preferredSecurityScheme: 'bearer' },
 } as const;
