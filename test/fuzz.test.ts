@@ -261,6 +261,8 @@ describe('fuzz POST /v1/match', () => {
         '/v1/match',
         '/v1/sources',
         '/openapi.json',
+        '/docs',
+        '/docs/scalar.js?x=1&x=2',
         '/v1/',
         '/v1/match/x',
         '/%ff',

@@ -1,5 +1,6 @@
 /** GET /openapi.json: an OpenAPI 3.1 document generated from the route schemas. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogue } from '../src/errors.js';
 import { liveRouteTable } from '../src/http/routes/live.js';
 import type { Param } from '../src/live/index.js';
 import { SMALL, startHarness, type Harness } from './helpers/service.js';
@@ -216,5 +217,131 @@ describe('every parameter, in /openapi.json', () => {
       }
     }
     expect(probed).toBeGreaterThan(25);
+  });
+});
+
+/** Every operation of the document, with its method and path. */
+function operations(): { at: string; path: string; op: any }[] {
+  return Object.entries<Record<string, any>>(doc.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops).map(([method, op]) => ({ at: `${method} ${path}`, path, op })),
+  );
+}
+
+/** The error codes an operation documents, by status: the `enum` narrowing ErrorBody's `error`. */
+function documentedErrors(op: any): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const [status, response] of Object.entries<any>(op.responses)) {
+    if (Number(status) < 400) continue;
+    const schema = response.content?.['application/json']?.schema;
+    expect(schema.allOf?.[0]?.$ref, `${status}`).toBe('#/components/schemas/ErrorBody');
+    out.set(Number(status), schema.allOf[1].properties.error.enum);
+  }
+  return out;
+}
+
+const METERING_ONLY = ['not_subscribed', 'quota_exceeded', 'rate_limited', 'overloaded', 'product_unavailable'];
+
+describe('the document for readers', () => {
+  it('names every operation uniquely (camelCase) and tags it with a described tag', () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    expect(
+      ids.every((id) => /^[a-z][A-Za-z0-9]+$/.test(id)),
+      ids.join(', '),
+    ).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    const tags = new Map<string, string>(doc.tags.map((t: any) => [t.name, t.description]));
+    for (const { at, op } of operations()) {
+      expect(op.tags?.length, at).toBeGreaterThan(0);
+      for (const t of op.tags) expect(tags.get(t), `${at} tag ${t}`).toBeTruthy();
+    }
+    expect(ids).toEqual(expect.arrayContaining(['matchArticles', 'searchNews', 'searchJobs', 'listSources', 'getProduct', 'getAccount', 'getHealth']));
+  });
+
+  it('says where the server is and shares its common schemas', () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Article', 'ErrorBody', 'LiveEnvelope']);
+    const text = JSON.stringify(doc.paths);
+    for (const name of ['Article', 'ErrorBody', 'LiveEnvelope']) expect(text).toContain(`"#/components/schemas/${name}"`);
+  });
+
+  it('gives every operation a 200 example, and every body a request example', () => {
+    for (const { at, op } of operations()) {
+      const ok = op.responses['200'].content;
+      expect(Object.values<any>(ok)[0].example, at).toBeDefined();
+      if (op.requestBody) expect(op.requestBody.content['application/json'].example, at).toBeDefined();
+    }
+  });
+});
+
+describe('the error codes each operation documents', () => {
+  it('lists each code under the status the catalogue gives it', () => {
+    for (const { at, op } of operations()) {
+      for (const [status, codes] of documentedErrors(op)) {
+        for (const code of codes) {
+          const entries = Object.values(catalogue).filter((e) => e.code === code);
+          expect(
+            entries.map((e) => e.status),
+            `${at}: ${code} under ${status}`,
+          ).toContain(status);
+        }
+      }
+    }
+  });
+
+  it('documents the metering codes on every metered operation, and on no other', () => {
+    let metered = 0;
+    for (const { at, op } of operations()) {
+      const codes = [...documentedErrors(op).entries()].flatMap(([s, cs]) => cs.map((c) => `${s} ${c}`));
+      if (op['x-metered']) {
+        metered++;
+        expect(codes, at).toEqual(
+          expect.arrayContaining([
+            '401 unauthorized',
+            '403 forbidden',
+            '403 not_subscribed',
+            '429 quota_exceeded',
+            '503 product_unavailable',
+            '503 overloaded',
+            '422 invalid_request',
+          ]),
+        );
+      } else {
+        for (const c of METERING_ONLY) expect(codes.join(' '), at).not.toContain(c);
+      }
+    }
+    // Every /v1/ endpoint but the free account summary.
+    expect(metered).toBe(operations().filter(({ path }) => path.startsWith('/v1/')).length - 1);
+  });
+
+  it('documents no code an operation cannot give: no key codes without a key, no body codes without a body, no gateway limit on Bearer-only routes', () => {
+    for (const { at, op } of operations()) {
+      const codes = [...documentedErrors(op).entries()].flatMap(([s, cs]) => cs.map((c) => `${s} ${c}`));
+      const keyed = (op.security ?? doc.security ?? []).length > 0;
+      if (!keyed)
+        expect(
+          codes.filter((c) => /unauthorized|forbidden/.test(c)),
+          at,
+        ).toEqual([]);
+      if (!op.requestBody)
+        expect(
+          codes.filter((c) => /payload_too_large|unsupported_media_type|^400 invalid_request/.test(c)),
+          at,
+        ).toEqual([]);
+      const bearerOnly = keyed && op.security.every((s: Record<string, unknown>) => Object.keys(s).join() === 'bearer');
+      if (bearerOnly) expect(codes, at).not.toContain('429 rate_limited');
+      if (at.endsWith(' /healthz')) expect(codes, at).toEqual([]);
+      // A query string that fails its schema: 400 bad_request on the platform's GET endpoints, 422 elsewhere.
+      if (at.startsWith('get /v1/')) expect(codes.filter((c) => c === '400 bad_request' || c === '422 invalid_request').length, at).toBeGreaterThan(0);
+    }
+  });
+
+  it('documents at least one 4xx on every /v1/ operation', () => {
+    for (const { at, path, op } of operations()) {
+      if (path.startsWith('/v1/'))
+        expect(
+          Object.keys(op.responses).some((s) => /^4\d\d$/.test(s)),
+          at,
+        ).toBe(true);
+    }
   });
 });

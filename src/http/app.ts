@@ -9,9 +9,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
+import { docsRoutes } from './docs.js';
 import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler } from './error-handler.js';
 import { meteringHooks } from './metering-hooks.js';
+import { documentRoutes, swaggerOptions } from './openapi.js';
 import { BODY_AJV, splitValidator } from './validation.js';
 import { accountRoutes } from './routes/account.js';
 import { matchRoutes } from './routes/match.js';
@@ -110,20 +112,12 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     if (req.method === 'POST' && req.body === undefined) req.body = {};
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'newsmatch', version: '1.0.0', description: 'Semantic news match API (bge-m3 chunk vectors).' },
-      components: {
-        securitySchemes: {
-          gatewayKey: { type: 'apiKey', in: 'header', name: 'X-Gateway-Key' },
-          gatewayHost: { type: 'apiKey', in: 'header', name: 'X-Gateway-Host' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, swaggerOptions());
+  // Before the routes: their error responses and examples are filled in as they register (openapi.ts).
+  documentRoutes(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The API reference over /openapi.json, served from the package, no key (docs.ts).
+  await docsRoutes(app);
   matchRoutes(app, service);
   accountRoutes(app, service.billing);
   sourcesRoutes(app, service);

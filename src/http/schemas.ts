@@ -2,9 +2,14 @@
  * JSON schemas shared by routes. They validate requests (Ajv, no coercion, unknown fields
  * rejected) and, through @fastify/swagger, are the published OpenAPI contract.
  */
-import { catalogue } from '../errors.js';
+import { catalogue, type ErrorName } from '../errors.js';
 
+/**
+ * Schemas registered once (app.ts `addSchema`) and referenced as `{ $ref: 'ErrorBody#' }`:
+ * /openapi.json lists them under `components.schemas` by their `$id`.
+ */
 export const errorBody = {
+  $id: 'ErrorBody',
   type: 'object',
   description: 'Every error. Branch on `error`; `message` and `detail` are the same human text.',
   required: ['error', 'message', 'detail'],
@@ -16,8 +21,31 @@ export const errorBody = {
   },
 } as const;
 
-/** Error responses for the statuses a route can give (the shape is the same for all). */
-export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, { ...errorBody, description: `Error (${s})` }]));
+/**
+ * The error responses for the catalogue entries a route can give, one per status: the error
+ * body with `error` narrowed to those entries' codes, each listed with its meaning, and the
+ * first as the example.
+ */
+export function errorResponses(names: Iterable<ErrorName>): Record<number, Record<string, unknown>> {
+  const byStatus = new Map<number, ErrorName[]>();
+  for (const name of new Set(names)) byStatus.set(catalogue[name].status, [...(byStatus.get(catalogue[name].status) ?? []), name]);
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, entries]) => {
+        const codes = [...new Set(entries.map((n) => catalogue[n].code))];
+        const first = catalogue[entries[0]];
+        return [
+          status,
+          {
+            description: entries.map((n) => `\`${catalogue[n].code}\`: ${catalogue[n].message}`).join('\n\n'),
+            allOf: [{ $ref: 'ErrorBody#' }, { type: 'object', properties: { error: { type: 'string', enum: codes } } }],
+            examples: [{ error: first.code, message: first.message, detail: first.message }],
+          },
+        ];
+      }),
+  );
+}
 
 export const sourceNames = {
   type: 'array',
@@ -53,6 +81,14 @@ export const articleProperties = {
   source_url: { type: 'string', format: 'uri' },
   event_time: { type: 'string', format: 'date-time' },
 } as const;
+/** Those fields as a shared schema; a row type adds its own beside it: `allOf: [{ $ref: 'Article#' }, { ...its fields }]`. */
+export const articleSchema = {
+  $id: 'Article',
+  type: 'object',
+  description: 'A stored article revision.',
+  required: Object.keys(articleProperties),
+  properties: articleProperties,
+} as const;
 export const ARTICLE_FIELD_NAMES = Object.keys(articleProperties) as (keyof typeof articleProperties)[];
 
 /** A page of keyword results (/v1/news, /v1/jobs): the rows, keyset paging, and whether the index was still catching up. */
@@ -70,3 +106,20 @@ export const keywordPage = (result: Record<string, unknown>, partial: string) =>
       },
     },
   }) as const;
+
+/** The answer of every live scrape (live/scraper.ts): the engine's results and the query it ran. */
+export const liveEnvelope = {
+  $id: 'LiveEnvelope',
+  type: 'object',
+  description: 'A live scrape: the results of one page read, and the effective query. Some engines add fields of their own beside these.',
+  required: ['engine', 'family', 'query', 'count', 'results', 'next_cursor'],
+  properties: {
+    engine: { type: 'string' },
+    family: { type: 'string' },
+    query: { type: 'object', additionalProperties: true, description: 'The effective query: unsent parameters null, defaults shown.' },
+    count: { type: 'integer' },
+    results: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    next_cursor: { type: 'null', description: 'Always null: live scrapes page with `page`.' },
+  },
+  additionalProperties: true,
+} as const;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { formatRate, OPERATOR, type Billing } from '../../platform/index.js';
-import { errorResponses, noQuery } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { noQuery } from '../schemas.js';
 
 const rate = {
   type: 'object',
@@ -57,9 +58,11 @@ export function accountRoutes(app: FastifyInstance, billing: Pick<Billing, 'summ
     config: { auth: 'bearer' },
     schema: {
       summary: "The key's account: credits by kind, subscriptions with this period's usage, rate limits (free of charge)",
+      operationId: 'getAccount',
+      tags: [TAGS.account.name],
       security: [{ bearer: [] }],
       querystring: noQuery,
-      response: { 200: response200, ...errorResponses(401, 403, 422) },
+      response: { 200: response200 },
     },
     handler: async (req) => {
       const account = req.apiKey!.account ?? OPERATOR;

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { searchJobs, type JobsDeps, type JobsQuery } from '../../keyword/index.js';
 import { csv, timeRange } from '../params.js';
-import { errorResponses, keywordPage, queryString, security } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { keywordPage, queryString, security } from '../schemas.js';
 
 const querystring = queryString({
   q: { maxLength: 1000, description: 'Keywords over title, company, location, skills and description (the /v1/news query language).' },
@@ -70,15 +71,14 @@ function jobsQuery(p: JobsQueryString): JobsQuery {
 
 export function jobsRoutes(app: FastifyInstance, deps: JobsDeps): void {
   app.get<{ Querystring: JobsQueryString }>('/v1/jobs', {
-    config: { auth: true, product: 'jobs', badInput: 'bad_parameter' },
+    config: { auth: true, product: 'jobs', badInput: 'bad_parameter', errors: ['empty_query', 'unknown_skill', 'bad_cursor'] },
     schema: {
       summary: 'Search job postings, newest first',
+      operationId: 'searchJobs',
+      tags: [TAGS.jobs.name],
       security,
       querystring,
-      response: {
-        200: keywordPage(result, 'postings'),
-        ...errorResponses(400, 401, 403, 429, 503),
-      },
+      response: { 200: keywordPage(result, 'postings') },
     },
     handler: async (req) => searchJobs(deps, jobsQuery(req.query)),
   });

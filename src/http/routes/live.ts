@@ -6,27 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { refuseLocked, runLive, type LiveEndpoint, type LiveScrapers, type Param, type ParsePool } from '../../live/index.js';
 import type { HttpClient } from '../../net/index.js';
+import type { ErrorName } from '../../errors.js';
 import type { Product } from '../../platform/index.js';
-import { errorResponses } from '../schemas.js';
+import { familyTag } from '../openapi.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the table holds every engine's endpoint, each with its own query and result types
 type Endpoint = LiveEndpoint<any, any>;
 type Query = Record<string, unknown>;
-
-const errors = errorResponses(400, 401, 403, 429, 502, 503, 504);
-const envelope = {
-  type: 'object',
-  required: ['engine', 'family', 'query', 'count', 'results', 'next_cursor'],
-  properties: {
-    engine: { type: 'string' },
-    family: { type: 'string' },
-    query: { type: 'object', additionalProperties: true, description: 'The effective query: unsent parameters null, defaults shown.' },
-    count: { type: 'integer' },
-    results: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    next_cursor: { type: 'null', description: 'Always null: live scrapes page with `page`.' },
-  },
-  additionalProperties: true,
-} as const;
 
 /** One live path: the engine(s) it serves, each metered as its product. */
 export interface LiveRoute {
@@ -216,6 +202,31 @@ export function liveQuerystring(route: LiveRoute): Record<string, unknown> {
   };
 }
 
+/**
+ * Each live path's operationId, and the catalogue entries beside those every live scrape can
+ * give (a failed or slow upstream, a locked parameter): not_found where the page read names
+ * one thing that may not exist.
+ */
+const DOCS: Record<string, { operationId: string; errors?: ErrorName[] }> = {
+  '/v1/search': { operationId: 'searchLive' },
+  '/v1/product': { operationId: 'getProduct', errors: ['not_found'] },
+  '/v1/product/reviews': { operationId: 'getProductReviews', errors: ['not_found'] },
+  '/v1/product/offers': { operationId: 'getProductOffers' },
+  '/v1/seller': { operationId: 'getSeller', errors: ['not_found'] },
+  '/v1/product/lookup': { operationId: 'lookupProduct' },
+  '/v1/seller/products': { operationId: 'getSellerProducts' },
+  '/v1/categories': { operationId: 'getCategories' },
+  '/v1/bestsellers': { operationId: 'getBestsellers' },
+  '/v1/publisher/listing': { operationId: 'getPublisherListing' },
+  '/v1/publisher/article': { operationId: 'getPublisherArticle' },
+  '/v1/launches': { operationId: 'getLaunches' },
+  '/v1/launches/product': { operationId: 'getLaunch', errors: ['not_found'] },
+  '/v1/company/reviews': { operationId: 'getCompanyReviews', errors: ['not_found'] },
+  '/v1/job-board/jobs': { operationId: 'searchJobBoard' },
+  '/v1/contacts': { operationId: 'getContacts' },
+};
+const LIVE_ERRORS: ErrorName[] = ['locked_parameter', 'scrape_failed', 'timeout'];
+
 /** What the live routes need: the scrapers, the client they read pages with, the parser threads. */
 export interface LiveDeps {
   scrapers: LiveScrapers;
@@ -233,11 +244,20 @@ export function liveRoutes(app: FastifyInstance, deps: LiveDeps): void {
       config: {
         auth: 'bearer',
         badInput: 'bad_parameter',
+        errors: [...LIVE_ERRORS, ...(DOCS[route.path]?.errors ?? [])],
         // An unknown engine (`constructor` included: a Map has no inherited keys) still needs a
         // product to authorise against; validation answers 400.
         product: (req) => (chosen(req.query as Query) ?? first).product,
       },
-      schema: { summary: route.summary, security: [{ bearer: [] }], querystring: liveQuerystring(route), response: { 200: envelope, ...errors } },
+      schema: {
+        summary: route.summary,
+        operationId: DOCS[route.path]?.operationId,
+        tags: [...new Set([...engines.values()].map((x) => familyTag(x.product)))],
+        security: [{ bearer: [] }],
+        querystring: liveQuerystring(route),
+        // allOf, not a bare $ref: @fastify/swagger drops the siblings of a bare one (the example).
+        response: { 200: { description: 'The results of the page read, and the effective query.', allOf: [{ $ref: 'LiveEnvelope#' }] } },
+      },
       // `limit`, `cursor` and locked filters are 400 locked_parameter, before the schema would call them unknown.
       preValidation: async (req) => {
         const endpoint = chosen(req.query)?.endpoint;

@@ -3,9 +3,9 @@ import type { Outlets } from '../../ingest/index.js';
 import { newsVolumeByKeyword, newsVolumeByVector, skillsMarket, skillsTaxonomy, sourcesTaxonomy, type MarketDeps } from '../../market-intelligence/index.js';
 import { DIMS } from '../../dims.js';
 import { csv, timeRange, withDefaults } from '../params.js';
-import { errorResponses, noQuery, queryString, security, sourceNames } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { noQuery, queryString, security, sourceNames } from '../schemas.js';
 
-const errors = errorResponses(400, 401, 403, 429, 503);
 const volume200 = {
   type: 'object',
   required: ['total', 'days', 'sources'],
@@ -144,13 +144,16 @@ interface VolumeBody {
 
 export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets: Pick<Outlets, 'list'> }): void {
   const config = { auth: true, product: 'market', badInput: 'bad_parameter' } as const;
+  const tags = [TAGS.market.name];
   app.get<{ Querystring: SkillsQueryString }>('/v1/market/skills', {
-    config,
+    config: { ...config, errors: ['unknown_skill'] },
     schema: {
       summary: 'Postings per skill per week or month, and the skills asked for beside each',
+      operationId: 'getSkillsMarket',
+      tags,
       security,
       querystring: skillsQuery,
-      response: { 200: skills200, ...errors },
+      response: { 200: skills200 },
     },
     handler: async (req) => {
       const { skills, since, until, interval } = req.query;
@@ -158,12 +161,14 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
     },
   });
   app.get<{ Querystring: VolumeQueryString }>('/v1/market/news-volume', {
-    config,
+    config: { ...config, errors: ['empty_query', 'unknown_source'] },
     schema: {
       summary: 'Articles per day and source matching a keyword query',
+      operationId: 'getNewsVolume',
+      tags,
       security,
       querystring: volumeQuery,
-      response: { 200: volume200, ...errors },
+      response: { 200: volume200 },
     },
     handler: async (req) => {
       const { sources, exclude_sources, since, until, ...rest } = req.query;
@@ -176,13 +181,15 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
     },
   });
   app.post<{ Body: VolumeBody }>('/v1/market/news-volume', {
-    config,
+    config: { ...config, errors: ['unknown_source'] },
     schema: {
       summary: 'Articles per day and source within a cosine floor of a bge-m3 vector',
+      operationId: 'getNewsVolumeByVector',
+      tags,
       security,
       querystring: noQuery,
       body: volumeBody,
-      response: { 200: volume200, ...errors, ...errorResponses(413, 415, 422) },
+      response: { 200: volume200 },
     },
     handler: async (req) => {
       const { since, until, ...rest } = withDefaults(volumeBody, req.body);
@@ -193,9 +200,11 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
     schema: {
       summary: 'The reviewed skill vocabulary',
+      operationId: 'getSkillsTaxonomy',
+      tags: [TAGS.taxonomies.name],
       security,
       querystring: queryString({ category: { enum: [...deps.vocabulary.categories] } }),
-      response: { 200: taxonomySkills200, ...errors },
+      response: { 200: taxonomySkills200 },
     },
     handler: async (req) => skillsTaxonomy(deps.vocabulary, req.query),
   });
@@ -203,9 +212,11 @@ export function marketRoutes(app: FastifyInstance, deps: MarketDeps & { outlets:
     config: { auth: true, product: 'taxonomies', badInput: 'bad_parameter' },
     schema: {
       summary: 'News sources with language and country where known',
+      operationId: 'getSourcesTaxonomy',
+      tags: [TAGS.taxonomies.name],
       security,
       querystring: queryString({}),
-      response: { 200: taxonomySources200, ...errors },
+      response: { 200: taxonomySources200 },
     },
     handler: async () => sourcesTaxonomy(deps.store.listSources(), deps.outlets.list()),
   });

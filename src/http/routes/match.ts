@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { DIMS } from '../../dims.js';
 import { match, MODEL, type MatchDeps, type MatchRequest } from '../../match/index.js';
-import { ARTICLE_FIELD_NAMES, articleProperties, errorResponses, noQuery, security, sourceNames } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { noQuery, security, sourceNames } from '../schemas.js';
 
 const body = {
   type: 'object',
@@ -25,8 +26,8 @@ const body = {
     },
     order: { type: 'string', enum: ['time', 'relevance'], default: 'time' },
     min_score: { type: 'number', minimum: -1, maximum: 1, default: 0.5, description: 'Cosine floor; ignored with no query.' },
-    since: { type: 'string', maxLength: 64, description: 'Inclusive lower bound on event_time: RFC 3339, or YYYY-MM-DD (from that UTC day\'s first second).' },
-    until: { type: 'string', maxLength: 64, description: 'Inclusive upper bound on event_time: RFC 3339, or YYYY-MM-DD (through that UTC day\'s last second).' },
+    since: { type: 'string', maxLength: 64, description: "Inclusive lower bound on event_time: RFC 3339, or YYYY-MM-DD (from that UTC day's first second)." },
+    until: { type: 'string', maxLength: 64, description: "Inclusive upper bound on event_time: RFC 3339, or YYYY-MM-DD (through that UTC day's last second)." },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
     cursor: { type: 'string', description: '`next_cursor` of the previous page; order=time only. A malformed one is 400 bad_cursor.' },
     include_edits: { type: 'boolean', default: false },
@@ -36,13 +37,17 @@ const body = {
 } as const;
 
 const item = {
-  type: 'object',
-  required: [...ARTICLE_FIELD_NAMES, 'score', 'best_chunk'],
-  properties: {
-    ...articleProperties,
-    score: { type: ['number', 'null'] },
-    best_chunk: { type: ['string', 'null'] },
-  },
+  allOf: [
+    { $ref: 'Article#' },
+    {
+      type: 'object',
+      required: ['score', 'best_chunk'],
+      properties: {
+        score: { type: ['number', 'null'], description: 'Cosine of the best chunk; null with no query.' },
+        best_chunk: { type: ['string', 'null'], description: 'The text of the best-scoring chunk; null with no query.' },
+      },
+    },
+  ],
 } as const;
 
 const response200 = {
@@ -59,13 +64,28 @@ const response200 = {
 
 export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
   app.post<{ Body: MatchRequest }>('/v1/match', {
-    config: { auth: true, product: 'match' },
+    config: {
+      auth: true,
+      product: 'match',
+      errors: [
+        'bad_cursor',
+        'too_many_matches',
+        'order_requires_query',
+        'cursor_requires_time_order',
+        'text_mode_unavailable',
+        'embed_unavailable',
+        'unknown_article',
+        'article_not_embedded',
+      ],
+    },
     schema: {
       summary: 'Match articles to a text, a vector, an article (like), or nothing',
+      operationId: 'matchArticles',
+      tags: [TAGS.match.name],
       security,
       querystring: noQuery,
       body,
-      response: { 200: response200, ...errorResponses(400, 401, 403, 413, 415, 422, 429, 503) },
+      response: { 200: response200 },
     },
     // `default`s above document the contract; the core applies them, so Ajv must not.
     handler: async (req) => match(deps, req.body),

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { NEWS_SORTS, Q_MAX, searchNews, type NewsDeps, type NewsQuery, type NewsSort } from '../../keyword/index.js';
 import { csv, timeRange } from '../params.js';
-import { ARTICLE_FIELD_NAMES, articleProperties, errorResponses, keywordPage, queryString, security } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { keywordPage, queryString, security } from '../schemas.js';
 
 export const querystring = queryString(
   {
@@ -19,13 +20,17 @@ export const querystring = queryString(
 );
 
 const result = {
-  type: 'object',
-  required: [...ARTICLE_FIELD_NAMES, 'highlight'],
-  properties: {
-    ...articleProperties,
-    score: { type: 'number', description: 'BM25 (higher is better); only with sort=relevance.' },
-    highlight: { type: ['string', 'null'], description: 'A passage with the matched words in <mark>…</mark>; the rest HTML-escaped.' },
-  },
+  allOf: [
+    { $ref: 'Article#' },
+    {
+      type: 'object',
+      required: ['highlight'],
+      properties: {
+        score: { type: 'number', description: 'BM25 (higher is better); only with sort=relevance.' },
+        highlight: { type: ['string', 'null'], description: 'A passage with the matched words in <mark>…</mark>; the rest HTML-escaped.' },
+      },
+    },
+  ],
 } as const;
 
 const response200 = keywordPage(result, 'articles (an import, a rebuild)');
@@ -51,12 +56,14 @@ export function newsQuery(p: NewsQueryString): NewsQuery {
 
 export function newsRoutes(app: FastifyInstance, deps: NewsDeps): void {
   app.get<{ Querystring: NewsQueryString }>('/v1/news', {
-    config: { auth: true, product: 'news', badInput: 'bad_parameter' },
+    config: { auth: true, product: 'news', badInput: 'bad_parameter', errors: ['empty_query', 'unknown_source', 'bad_cursor'] },
     schema: {
       summary: 'Keyword search over the news corpus',
+      operationId: 'searchNews',
+      tags: [TAGS.news.name],
       security,
       querystring,
-      response: { 200: response200, ...errorResponses(400, 401, 403, 429, 503) },
+      response: { 200: response200 },
     },
     handler: async (req) => searchNews(deps, newsQuery(req.query)),
   });

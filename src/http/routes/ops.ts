@@ -18,7 +18,7 @@ import { OPERATOR } from '../../platform/index.js';
 import type { Service } from '../../service.js';
 import { doorOptions, limitConnections } from '../door.js';
 import { errorHandler } from '../error-handler.js';
-import { errorResponses } from '../schemas.js';
+import { TAGS } from '../openapi.js';
 
 export interface OpsHandle {
   metrics: OpsMetrics;
@@ -54,16 +54,25 @@ async function operatorOnly(req: FastifyRequest): Promise<void> {
 function routes(app: FastifyInstance, service: Service, metrics: OpsMetrics, keyed: boolean): void {
   app.get('/healthz', {
     logLevel: QUIET,
-    schema: { summary: 'Liveness: the process is up (reads nothing)', security: [], response: { 200: health200 } },
+    schema: {
+      summary: 'Liveness: the process is up (reads nothing)',
+      operationId: 'getHealth',
+      tags: [TAGS.ops.name],
+      security: [],
+      response: { 200: health200 },
+    },
     handler: async () => ({ status: 'ok' as const }),
   });
   app.get('/readyz', {
     logLevel: QUIET,
+    config: { errors: ['not_ready'] },
     schema: {
       summary: 'Readiness: store open, search engine and keyword index caught up with LMDB, text mode as configured',
+      operationId: 'getReadiness',
+      tags: [TAGS.ops.name],
       description: 'A 503 `not_ready` names every unmet condition, and starts the catch-up a request would have started.',
       security: [],
-      response: { 200: ready200, ...errorResponses(503) },
+      response: { 200: ready200 },
     },
     handler: async () => {
       const unmet = unmetConditions(service);
@@ -80,8 +89,10 @@ function routes(app: FastifyInstance, service: Service, metrics: OpsMetrics, key
     onRequest: keyed ? operatorOnly : undefined,
     schema: {
       summary: 'Prometheus metrics: requests, latency, event loop, engine, embedding queue, ingest, billing',
+      operationId: 'getMetrics',
+      tags: [TAGS.ops.name],
       security: keyed ? [{ bearer: [] }] : [],
-      response: { 200: metrics200, ...(keyed ? errorResponses(401, 403) : {}) },
+      response: { 200: metrics200 },
     },
     handler: async (_req, reply) => {
       reply.type(metrics.contentType);

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Outlets } from '../../ingest/index.js';
 import type { Store } from '../../store/index.js';
 import { formatTime } from '../../time.js';
-import { errorResponses, noQuery, security } from '../schemas.js';
+import { TAGS } from '../openapi.js';
+import { noQuery, security } from '../schemas.js';
 
 const response200 = {
   type: 'object',
@@ -36,9 +37,11 @@ export function sourcesRoutes(app: FastifyInstance, deps: SourcesDeps): void {
     config: { auth: true, product: 'sources' },
     schema: {
       summary: 'The outlets served, sorted by name',
+      operationId: 'listSources',
+      tags: [TAGS.news.name],
       security,
       querystring: noQuery,
-      response: { 200: response200, ...errorResponses(401, 403, 422, 429, 503) },
+      response: { 200: response200 },
     },
     handler: async () => {
       // Every source with articles and every enabled outlet (one not polled yet has none);
