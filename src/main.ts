@@ -2,17 +2,20 @@
 import type { Config } from './config.js';
 import { buildApp } from './http/index.js';
 import { openService } from './service.js';
+import { startupFacts, startupMessage } from './startup.js';
 
 export async function serve(config: Config): Promise<void> {
   const service = await openService(config);
   const app = await buildApp(service);
-  await app.listen({ host: config.host, port: config.port });
+  const listening = await app.listen({ host: config.host, port: config.port });
   // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
   const opsAt = await app.ops.listen().catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
   if (opsAt) service.log.info(`metrics and probes also on ${opsAt}`);
+  const facts = await startupFacts(config, { chunks: service.store.nextLabel(), revisions: service.store.nextOrd() }, listening);
+  service.log.info({ startup: facts }, startupMessage(facts));
   // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
   service.news.startBackground();
   const poller = config.ingest === 'on' ? service.createPoller() : null;
