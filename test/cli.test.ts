@@ -63,7 +63,21 @@ describe('help', () => {
   });
 });
 
-describe('bad arguments: one line, exit 2', () => {
+/** `cli` without blocking, so independent cases run side by side. */
+function cliAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+}
+
+describe.concurrent('bad arguments: one line, exit 2', () => {
   const cases: [string[], string][] = [
     [['serve', '--interval', '5m'], 'serve does not take --interval'],
     [['accounts', 'show', '--credits', '5', 'x'], 'accounts show does not take --credits'],
@@ -82,8 +96,8 @@ describe('bad arguments: one line, exit 2', () => {
     [['keys', 'list', '--port', 'x'], 'PORT must be an integer, got "x"'],
   ];
   for (const [args, message] of cases) {
-    it(`newsmatch ${args.join(' ')}`, () => {
-      const r = cli(args, env);
+    it(`newsmatch ${args.join(' ')}`, async () => {
+      const r = await cliAsync(args);
       expect(r.status, r.stderr).toBe(2);
       expectOneLine(r.stderr, message);
       expect(r.stdout).toBe('');
@@ -267,13 +281,51 @@ describe('npm start', () => {
 });
 
 describe('npm configuration', () => {
-  it('has no unknown project config, and onnxruntime-node is denied its install script (no CUDA download)', () => {
-    const r = spawnSync('npm', ['config', 'list'], { cwd: ROOT, env: childEnv({ npm_config_update_notifier: 'false' }), encoding: 'utf8' });
+  const npm = (args: string[], cwd: string) =>
+    spawnSync('npm', args, { cwd, env: childEnv({ npm_config_update_notifier: 'false' }), encoding: 'utf8', timeout: 60_000 });
+
+  it('has no unknown project config', () => {
+    const r = npm(['config', 'list'], ROOT);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/Unknown (project|env|user) config/);
-    // npm ≥ 11 skips the install scripts of a package allowScripts sets to false; the one of
-    // onnxruntime-node (script/install.js) would fetch the CUDA provider on linux/x64.
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
-    expect(pkg.allowScripts['onnxruntime-node']).toBe(false);
+  });
+
+  it("never runs onnxruntime-node's install script, which would fetch CUDA on linux/x64", () => {
+    // A registry install of onnxruntime-node whose postinstall leaves a mark, under this
+    // package.json's allowScripts; `npm rebuild` runs install scripts through the same gate
+    // as `npm ci` (arborist's rebuild), offline. The control allows it and sees the mark.
+    const { allowScripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    const ran = (policy: Record<string, boolean>): boolean => {
+      const app = makeTempDir('newsmatch-allow-scripts-');
+      const pkg = path.join(app, 'node_modules/onnxruntime-node');
+      fs.mkdirSync(pkg, { recursive: true });
+      const mark = "node -e \"require('fs').writeFileSync(process.env.INIT_CWD+'/ran','')\"";
+      fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'onnxruntime-node', version: '1.30.0', scripts: { postinstall: mark } }));
+      const deps = { 'onnxruntime-node': '1.30.0' };
+      fs.writeFileSync(
+        path.join(app, 'package.json'),
+        JSON.stringify({ name: 'app', version: '1.0.0', private: true, dependencies: deps, allowScripts: policy }),
+      );
+      const lock = {
+        name: 'app',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'app', version: '1.0.0', dependencies: deps },
+          'node_modules/onnxruntime-node': {
+            version: '1.30.0',
+            resolved: 'https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-1.30.0.tgz',
+            hasInstallScript: true,
+          },
+        },
+      };
+      fs.writeFileSync(path.join(app, 'package-lock.json'), JSON.stringify(lock));
+      const r = npm(['rebuild', '--offline'], app);
+      expect(r.status, r.stderr).toBe(0);
+      return fs.existsSync(path.join(app, 'ran'));
+    };
+    expect(ran(allowScripts)).toBe(false);
+    expect(ran({ ...allowScripts, 'onnxruntime-node': true })).toBe(true);
   });
 });
