@@ -60,13 +60,14 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
  * Redaction runs before formatting, so a pretty line hides keys as a JSON one does. Pretty
  * lines are formatted in-process and synchronously: they are for a person at a terminal, at a
  * person's rate, and a worker-thread transport could lose the last lines at process.exit.
+ * They leave out the start-up line's `startup` object, whose message says the same.
  */
 export function createLogger(level: string, destination: DestinationStream | 1 | 2 = 1, format: LogFormat = 'json'): Logger {
   const fd = typeof destination === 'number' ? destination : undefined;
   const tty = fd !== undefined && Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
   const readable = format === 'pretty' || (format === 'auto' && tty);
   const stream: DestinationStream = readable
-    ? pretty({ destination: fd ?? destination, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? pretty({ destination: fd ?? destination, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,startup' })
     : typeof destination === 'number'
       ? fdDestination(destination)
       : destination;
