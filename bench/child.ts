@@ -8,10 +8,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
-/** The `--…` flags before the script in package.json's `start` ("node --x=1 dist/src/cli/index.js serve"). */
-function startFlags(): string[] {
+/** The `--…` flags before the script in package.json's `start` ("exec node --x=1 dist/src/cli/index.js serve"). */
+export function startFlags(): string[] {
   const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.split(/\s+/).slice(1);
+  const all = pkg.scripts.start.split(/\s+/);
+  const words = all.slice(all.indexOf('node') + 1);
   return words.slice(
     0,
     words.findIndex((w) => !w.startsWith('--')),

@@ -139,6 +139,12 @@ export const settings = {
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     doc: 'Log level (pino levels, or `silent`).',
   },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    default: 'auto',
+    parse: oneOf('auto', 'json', 'pretty'),
+    doc: '`json`: one JSON object a line (for a collector). `pretty`: coloured lines for a person (pino-pretty). `auto`: pretty when stdout is a terminal, JSON otherwise. Keys are redacted in both.',
+  },
   matchMaxMatches: {
     env: 'MATCH_MAX_MATCHES',
     default: 10_000,

@@ -1,5 +1,6 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from './log.js';
+import { createLogger, redactUrl } from './log.js';
 
 const KEY = 'nmb_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcd';
 
@@ -20,5 +21,33 @@ describe('redactUrl', () => {
 
   it('leaves other URLs as they are', () => {
     for (const url of ['/v1/news', '/v1/news?q=nmb&sort=time', '/v1/news?q=%E2%80%AE&x', '/v1/news?q=%ZZ']) expect(redactUrl(url)).toBe(url);
+  });
+});
+
+describe('createLogger', () => {
+  /** What one request line becomes in `format`. */
+  function logged(format: 'json' | 'pretty'): string {
+    let out = '';
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        out += chunk;
+        done();
+      },
+    });
+    const log = createLogger('info', sink, format);
+    log.info({ req: { method: 'GET', url: `/v1/news?api_key=${KEY}`, headers: { authorization: `Bearer ${KEY}` } } }, 'request');
+    return out;
+  }
+
+  it('keeps keys out of JSON and pretty lines alike', () => {
+    const json = logged('json');
+    const pretty = logged('pretty');
+    expect(json.split('\n')[0].startsWith('{')).toBe(true);
+    expect(pretty.startsWith('{')).toBe(false);
+    expect(pretty).toContain('request');
+    for (const out of [json, pretty]) {
+      expect(out).toContain('/v1/news?api_key=[redacted]');
+      expect(out).not.toContain('AbCdEfGh');
+    }
   });
 });

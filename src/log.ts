@@ -3,7 +3,8 @@
  * (redacted by path) and, by mistake, in query strings (`?api_key=nmb_…`): a request's URL is
  * logged with the values of key-like parameters and anything shaped like a key replaced.
  */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { destination as fdDestination, pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Query parameters whose values are secrets whatever they look like. */
 const SECRET_PARAMS = /^(api[_-]?key|key|token|access[_-]?token|secret|password|auth(orization)?)$/i;
@@ -51,7 +52,25 @@ interface LoggedRequest {
   socket?: { remotePort?: number };
 }
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** LOG_FORMAT: `auto` is pretty on a terminal, JSON otherwise. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/**
+ * The logger, writing to `destination` (a stream, or a file descriptor: 1 stdout, 2 stderr).
+ * Redaction runs before formatting, so a pretty line hides keys as a JSON one does. Pretty
+ * lines are formatted in-process and synchronously: they are for a person at a terminal, at a
+ * person's rate, and a worker-thread transport could lose the last lines at process.exit.
+ * They leave out the start-up line's `startup` object, whose message says the same.
+ */
+export function createLogger(level: string, destination: DestinationStream | 1 | 2 = 1, format: LogFormat = 'json'): Logger {
+  const fd = typeof destination === 'number' ? destination : undefined;
+  const tty = fd !== undefined && Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
+  const readable = format === 'pretty' || (format === 'auto' && tty);
+  const stream: DestinationStream = readable
+    ? pretty({ destination: fd ?? destination, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,startup' })
+    : typeof destination === 'number'
+      ? fdDestination(destination)
+      : destination;
   return pino(
     {
       level,
@@ -67,6 +86,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         }),
       },
     },
-    destination,
+    stream,
   );
 }

@@ -2,18 +2,21 @@
 import type { Config } from './config.js';
 import { buildApp } from './http/index.js';
 import { openService } from './service.js';
+import { startupFacts, startupMessage } from './startup.js';
 
 /** Serves until a signal; resolves with the address listened on (`http://127.0.0.1:8080`) once listening. */
 export async function serve(config: Config): Promise<string> {
   const service = await openService(config);
   const app = await buildApp(service);
-  const address = await app.listen({ host: config.host, port: config.port });
+  const listening = await app.listen({ host: config.host, port: config.port });
   // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
   const opsAt = await app.ops.listen().catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
   if (opsAt) service.log.info(`metrics and probes also on ${opsAt}`);
+  const facts = await startupFacts(config, { chunks: service.store.nextLabel(), revisions: service.store.nextOrd() }, listening);
+  service.log.info({ startup: facts }, startupMessage(facts));
   // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
   service.news.startBackground();
   const poller = config.ingest === 'on' ? service.createPoller() : null;
@@ -45,5 +48,5 @@ export async function serve(config: Config): Promise<string> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  return address;
+  return listening;
 }

@@ -66,7 +66,7 @@ export interface Service extends MatchDeps {
  */
 export async function openService(config: Config, opts: { log?: Logger; clock?: () => number } = {}): Promise<Service> {
   // Keys never reach a log line (src/log.ts).
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, 1, config.logFormat);
   const clock = opts.clock ?? Date.now;
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));

@@ -377,6 +377,9 @@ describe('the newsmatch CLI', () => {
     expect(r.status).not.toBeNull();
     for (const n of Object.keys(mixed.bad)) expect(r.stderr).toMatch(new RegExp(`\\bline ${n}:`));
     expect(r.stderr).not.toMatch(/\bline (1|3|5|8|16|17):/);
+    // In line order: line 11 is refused by the store at its batch's write, after the parser
+    // has refused lines 12 to 15.
+    expect([...r.stderr.matchAll(/\bline (\d+):/g)].map((m) => Number(m[1]))).toEqual(Object.keys(mixed.bad).map(Number));
     expect(summaryNumber(r.stdout, 'articles'), r.stdout).toBe(mixed.goodArticles);
     expect(summaryNumber(r.stdout, 'new revisions'), r.stdout).toBe(mixed.goodKeys.length);
     expect(summaryNumber(r.stdout, 'unchanged'), r.stdout).toBe(0);

@@ -1,8 +1,7 @@
 /** `import`, `reindex --keyword` and `embed`: the article corpus, its keyword index and its vectors. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
-import { isInteractive, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { importFile } from '../ingest/index.js';
 import { EngineLockedError } from '../search/index.js';
 import { chunkSettings, importEmbedHook, openEmbedder, openService, type Service } from '../service.js';
@@ -11,6 +10,7 @@ import { JobStore } from '../jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from '../keyword/index.js';
 import { Store } from '../store/index.js';
 import { UsageError, quietLevel, quietLog, printSummary } from './output.js';
+import { startProgress, type Progress } from './progress.js';
 
 export async function importCommand(config: Config, file: string): Promise<number> {
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
@@ -24,42 +24,45 @@ export async function importCommand(config: Config, file: string): Promise<numbe
     process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
     const store = new Store(path.join(config.dataDir, 'lmdb'));
     const embedder = await openEmbedder(config, quietLog(config));
+    const progress = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
     try {
       const summary = await importFile(store, file, {
         embed: importEmbedHook(config, store, embedder),
-        onReject: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`),
+        onProgress: (bytes, lines) => progress.update(bytes, lines),
+        onReject: (line, reason) => progress.log(`line ${line}: ${reason}`),
       });
+      progress.stop();
       printSummary(file, summary);
       return summary.rejected > 0 ? 1 : 0;
     } finally {
+      progress.stop();
       await embedder?.close();
       await store.close();
     }
   }
-  const bar = isInteractive()
-    ? new SingleBar({ format: '{phase} [{bar}] {percentage}% | {value}/{total} {unit}', stream: process.stderr, hideCursor: true })
-    : null;
-  bar?.start(size, 0, { phase: 'reading ', unit: 'bytes' });
-  let indexing = false;
+  const reading = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
+  let indexing: Progress | null = null;
+  let current = reading;
   try {
     const summary = await service.importFile(file, {
-      onProgress: (bytes) => bar?.update(bytes),
-      onReject: (line, reason) => process.stderr.write(`${bar ? '\n' : ''}line ${line}: ${reason}\n`),
+      onProgress: (bytes, lines) => reading.update(bytes, lines),
+      onReject: (line, reason) => current.log(`line ${line}: ${reason}`),
       onIndexProgress: (done, total) => {
-        if (!bar) return;
-        if (!indexing) {
-          indexing = true;
-          bar.setTotal(total);
-          bar.update(0, { phase: 'indexing', unit: 'chunks' });
+        if (indexing === null) {
+          reading.stop();
+          indexing = startProgress({ label: 'indexing', verb: 'indexed', unit: 'chunks', total });
+          current = indexing;
         }
-        bar.update(done);
+        indexing.update(done);
       },
     });
-    bar?.stop();
+    reading.stop();
+    (indexing as Progress | null)?.stop();
     printSummary(file, summary);
     return summary.rejected > 0 ? 1 : 0;
   } finally {
-    bar?.stop();
+    reading.stop();
+    (indexing as Progress | null)?.stop();
     await service.close();
   }
 }
@@ -74,22 +77,16 @@ export async function reindexCommand(config: Config): Promise<number> {
     keyword.reset('jobs');
     const news = new NewsIndex(keyword, store);
     const total = news.behind();
-    const bar =
-      isInteractive() && total > 0
-        ? new SingleBar({ format: 'keyword index [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true })
-        : null;
-    bar?.start(total, 0);
+    const progress = startProgress({ label: 'keyword index', verb: 'indexed', unit: 'revisions', total });
     let done = 0;
-    let lastLine = performance.now();
-    for (let n: number; (n = news.catchUp(2_000)) > 0; ) {
-      done += n;
-      bar?.update(done);
-      if (!bar && performance.now() - lastLine > 10_000) {
-        lastLine = performance.now();
-        process.stderr.write(`indexed ${done}/${total} revisions\n`);
+    try {
+      for (let n: number; (n = news.catchUp(2_000)) > 0; ) {
+        done += n;
+        progress.update(done);
       }
+    } finally {
+      progress.stop();
     }
-    bar?.stop();
     const postings = new JobsIndex(keyword, new JobStore(store)).catchUp();
     process.stdout.write(`keyword index rebuilt: ${done} revisions, ${postings} job posting versions\n`);
     return 0;
@@ -106,26 +103,14 @@ export async function embedCommand(config: Config): Promise<number> {
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const embedder = (await openEmbedder(config, quietLog(config)))!;
   const total = store.unembeddedCount();
-  const bar =
-    isInteractive() && total > 0
-      ? new SingleBar({ format: 'embedding [{bar}] {percentage}% | {value}/{total} revisions | ETA {eta}s', stream: process.stderr, hideCursor: true })
-      : null;
-  bar?.start(total, 0);
-  let lastLine = 0;
+  const progress = startProgress({ label: 'embedding', verb: 'embedded', unit: 'revisions', total });
   try {
-    const done = await embedBacklog(store, embedder, chunkSettings(config), (n, of) => {
-      bar?.update(n);
-      // Without a terminal, a progress line every 10 seconds.
-      if (!bar && performance.now() - lastLine > 10_000) {
-        lastLine = performance.now();
-        process.stderr.write(`embedded ${n}/${of} revisions\n`);
-      }
-    });
-    bar?.stop();
+    const done = await embedBacklog(store, embedder, chunkSettings(config), (n) => progress.update(n));
+    progress.stop();
     process.stdout.write(`embedded ${done.revisions} revisions into ${done.chunks} chunks; ${store.unembeddedCount()} left without vectors\n`);
     return 0;
   } finally {
-    bar?.stop();
+    progress.stop();
     await embedder.close();
     await store.close();
   }

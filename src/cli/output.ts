@@ -1,15 +1,32 @@
 /** What every command prints: the quiet log, the import summary, the outlets' reports; and the usage error (exit 2). */
-import { destination, pino } from 'pino';
 import type { Config } from '../config.js';
+import { ModelDirError } from '../embed/index.js';
+import { isAppError } from '../errors.js';
 import type { ImportSummary, OutletReport } from '../ingest/index.js';
+import { createLogger } from '../log.js';
+import { EngineLockedError } from '../search/index.js';
 
 export class UsageError extends Error {}
+
+/** Failures of the file system the user can fix (a path, a permission, a full disk). */
+const SYSTEM_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EEXIST', 'EISDIR', 'ENOTDIR', 'ENOSPC', 'EROFS', 'EMFILE', 'EADDRINUSE', 'EADDRNOTAVAIL']);
+
+/**
+ * The one-line message of an expected runtime failure (exit 1, no stack), or null for anything
+ * else, which is a bug and is printed with its stack.
+ */
+export function describeFailure(e: unknown): string | null {
+  if (e instanceof ModelDirError || e instanceof EngineLockedError || isAppError(e)) return e.message;
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  if (e instanceof Error && code !== undefined && SYSTEM_CODES.has(code)) return e.message;
+  return null;
+}
 
 /** The CLI logs warnings and errors only, unless LOG_LEVEL asks for more detail than `info`. */
 export const quietLevel = (config: Config): Config['logLevel'] => (config.logLevel === 'info' ? 'warn' : config.logLevel);
 
 export function quietLog(config: Config) {
-  return pino({ level: quietLevel(config) }, destination(2));
+  return createLogger(quietLevel(config), 2, config.logFormat);
 }
 
 export function printSummary(file: string, s: ImportSummary): void {

@@ -61,7 +61,7 @@ const product = (p: string | undefined): Product => {
 
 const credits = (s: string | undefined): number => {
   const n = Number(s);
-  if (!s || !Number.isSafeInteger(n) || n <= 0) throw new UsageError('--credits must be a positive integer');
+  if (!s || !/^\d+$/.test(s) || !Number.isSafeInteger(n) || n <= 0) throw new UsageError(`--credits must be a positive whole number, got ${s ?? 'nothing'}`);
   return n;
 };
 
@@ -98,7 +98,7 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
       case 'revoke':
         if (!arg) throw new UsageError('keys revoke takes a key id');
         if (!keys.revoke(arg)) {
-          process.stderr.write(`no live key ${arg}\n`);
+          process.stderr.write(`newsmatch: no live key ${arg}\n`);
           return 1;
         }
         out(`revoked ${arg}`);

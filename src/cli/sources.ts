@@ -51,7 +51,7 @@ export async function sourcesCommand(config: Config, rest: string[], values: Rec
         if (!name) throw new UsageError(`sources ${sub} takes an outlet name`);
         const ok = sub === 'remove' ? outlets.remove(name) : outlets.setEnabled(name, sub === 'enable');
         if (!ok) {
-          process.stderr.write(`no outlet named "${name}"\n`);
+          process.stderr.write(`newsmatch: no outlet named "${name}"\n`);
           return 1;
         }
         process.stdout.write(`${sub === 'remove' ? 'removed' : `${sub}d`} outlet "${name}"\n`);

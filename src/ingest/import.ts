@@ -20,8 +20,8 @@ export interface ImportSummary {
 }
 
 export interface ImportHooks {
-  /** Bytes of the file read so far, for a progress bar. */
-  onProgress?: (bytesRead: number) => void;
+  /** After each batch: bytes of the file read so far and lines handled, for a progress bar. */
+  onProgress?: (bytesRead: number, lines: number) => void;
   onReject?: (line: number, reason: string) => void;
   /**
    * Embeds revisions just stored without vectors (lines with no `chunks`), after each batch is
@@ -37,7 +37,6 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
   let bytes = 0;
   stream.on('data', (chunk) => {
     bytes += chunk.length;
-    hooks.onProgress?.(bytes);
   });
   const summary: ImportSummary = { lines: 0, articles: 0, newRevisions: 0, unchanged: 0, rejected: 0, rejections: [] };
   const urls = new Set<string>();
@@ -47,21 +46,33 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
     hooks.onReject?.(line, reason);
   };
 
-  let batch: { line: number; input: RevisionInput }[] = [];
+  // A line that fails to parse waits in the batch beside the lines that parse, so every
+  // rejection is reported in line order (a store's refusal comes only at the batch's write).
+  let batch: { line: number; input?: RevisionInput; reason?: string }[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    const outcomes = store.writeRevisions(batch.map((b) => b.input));
+    const parsed = batch.filter((b) => b.input !== undefined);
+    const outcomes = store.writeRevisions(parsed.map((b) => b.input!));
     const unembedded: number[] = [];
-    outcomes.forEach((o, i) => {
-      const { line, input } = batch[i];
-      if (o.status === 'rejected') return reject(line, o.reason);
+    let next = 0;
+    for (const { line, input, reason } of batch) {
+      if (input === undefined) {
+        reject(line, reason!);
+        continue;
+      }
+      const o = outcomes[next++];
+      if (o.status === 'rejected') {
+        reject(line, o.reason);
+        continue;
+      }
       urls.add(input.url);
       if (o.status === 'new') {
         summary.newRevisions++;
         if (input.chunks.length === 0) unembedded.push(o.ord);
       } else summary.unchanged++;
-    });
+    }
     batch = [];
+    hooks.onProgress?.(bytes, summary.lines);
     // Stored first, embedded second: a crash in between leaves them for `newsmatch embed`.
     if (unembedded.length > 0 && hooks.embed) await hooks.embed(unembedded);
   };
@@ -71,8 +82,7 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
     const line = ++summary.lines;
     if (text.trim() === '') continue;
     const parsed = parseImportLine(text);
-    if (!parsed.ok) reject(line, parsed.reason);
-    else batch.push({ line, input: parsed.input });
+    batch.push(parsed.ok ? { line, input: parsed.input } : { line, reason: parsed.reason });
     if (batch.length >= BATCH_LINES) await flush();
   }
   await flush();
