@@ -197,6 +197,14 @@ describe('every endpoint, fuzzed', () => {
     expect(failures.slice(0, 15), `${failures.length} bad answers`).toEqual([]);
   }, 300_000);
 
+  it('a path that is not valid percent-encoding is 400 invalid_request (a malformed request, as bad JSON is) in the catalogue shape', async () => {
+    for (const url of ['/%ff', '/docs/%ff', '/v1/news/%e0%a4%a']) {
+      const res = await call('GET', url);
+      expect([res.status, res.body?.error, res.body?.message], url).toEqual([400, 'invalid_request', 'the request path is not valid percent-encoding']);
+      expect(typeof res.body.message, url).toBe('string');
+    }
+  });
+
   it('Fastify’s own refusals are the catalogue’s: 413 and 415', async () => {
     const big = await call('POST', '/v1/match', {
       headers: { 'content-type': 'application/json' },

@@ -11,7 +11,7 @@ import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
 import { docsRoutes } from './docs.js';
 import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
-import { errorHandler } from './error-handler.js';
+import { errorHandler, toAppError } from './error-handler.js';
 import { meteringHooks } from './metering-hooks.js';
 import { documentRoutes, swaggerOptions } from './openapi.js';
 import { BODY_AJV, splitValidator } from './validation.js';
@@ -52,6 +52,12 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     // A null-prototype object (`__proto__` is a parameter like any other); a repeated
     // parameter is an array, which no declared type is coerced from: refused by name.
     routerOptions: { querystringParser: (str) => querystring.parse(str) },
+    // A path that is not valid percent-encoding (`/%ff`) is refused before routing: in the catalogue's shape too.
+    // (Fastify answers these with its default error handler, not ours: the reply is written here.)
+    frameworkErrors: (error, req, reply) => {
+      const e = error.code === 'FST_ERR_BAD_URL' ? new AppError('bad_request', 'the request path is not valid percent-encoding') : toAppError(error);
+      errorHandler(e, req, reply);
+    },
     // Timeouts and the parser's failures in the catalogue's shape (door.ts).
     ...doorOptions(service.config),
   });
