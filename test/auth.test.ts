@@ -191,7 +191,8 @@ describe('404 not_found', () => {
   it('an unknown route answers the catalogue body, not the framework default', async () => {
     expectError(await h.inject({ url: '/v1/nowhere' }), 404, 'not_found');
     expectError(await h.inject({ method: 'POST', url: '/v2/match', payload: {} }), 404, 'not_found');
-    expectError(await h.inject({ method: 'GET', url: '/' }), 404, 'not_found');
+    expectError(await h.inject({ method: 'GET', url: '/nowhere' }), 404, 'not_found');
+    expectError(await h.inject({ method: 'GET', url: '/playground/missing.js' }), 404, 'not_found');
     expectError(await h.inject({ method: 'DELETE', url: '/v1/sources/x' }), 404, 'not_found');
   });
 });
