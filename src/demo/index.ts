@@ -13,3 +13,4 @@ export {
   type DemoRevision,
 } from './corpus.js';
 export { DEMO_SOURCES, DEMO_TOPICS, type DemoSource, type DemoTopic } from './topics.js';
+export { Rng } from './rng.js';

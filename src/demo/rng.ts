@@ -1,6 +1,7 @@
 /**
- * A small seeded PRNG (mulberry32) with Box-Muller normals: the demo corpus is the same from
- * the same seed on every machine (test/helpers/rng.ts is the tests' twin; src/ cannot import it).
+ * A small seeded PRNG (mulberry32) with Box-Muller normals, so the demo corpus, and every
+ * generated test corpus, query and fuzz case (test/helpers/rng.ts re-exports it), is the same
+ * from the same seed on every machine.
  */
 export class Rng {
   #state: number;
@@ -19,9 +20,18 @@ export class Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
+  /** Integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
   /** Integer in [lo, hi] inclusive. */
   range(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
+    return lo + this.int(hi - lo + 1);
+  }
+
+  uniform(lo: number, hi: number): number {
+    return lo + (hi - lo) * this.next();
   }
 
   chance(p: number): boolean {
@@ -29,17 +39,21 @@ export class Rng {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)];
+    return items[this.int(items.length)];
   }
 
   /** `n` distinct items in random order (all of them when there are fewer). */
   sample<T>(items: readonly T[], n: number): T[] {
-    const a = items.slice();
-    for (let i = a.length - 1; i > 0; i--) {
-      const j = Math.floor(this.next() * (i + 1));
-      [a[i], a[j]] = [a[j], a[i]];
+    return this.shuffle(items.slice()).slice(0, n);
+  }
+
+  /** Shuffles `items` in place (Fisher-Yates) and returns it. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      [items[i], items[j]] = [items[j], items[i]];
     }
-    return a.slice(0, n);
+    return items;
   }
 
   /** Index drawn with probability proportional to its weight. */
@@ -65,5 +79,11 @@ export class Rng {
     const r = Math.sqrt(-2 * Math.log(u));
     this.#spare = r * Math.sin(2 * Math.PI * v);
     return r * Math.cos(2 * Math.PI * v);
+  }
+
+  bytes(n: number): Buffer {
+    const b = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) b[i] = this.int(256);
+    return b;
   }
 }
