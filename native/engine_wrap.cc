@@ -38,6 +38,8 @@ nm::Filter to_filter(const Napi::Value& v) {
   if (o.Has("tmin") && !o.Get("tmin").IsUndefined()) f.tmin = (int64_t)o.Get("tmin").As<Napi::Number>().DoubleValue();
   if (o.Has("tmax") && !o.Get("tmax").IsUndefined()) f.tmax = (int64_t)o.Get("tmax").As<Napi::Number>().DoubleValue();
   if (o.Has("firstOnly")) f.first_only = o.Get("firstOnly").ToBoolean();
+  if (o.Has("labelMin") && !o.Get("labelMin").IsUndefined()) f.lmin = as_id(o.Get("labelMin").ToNumber().DoubleValue(), v.Env());
+  if (o.Has("labelMax") && !o.Get("labelMax").IsUndefined()) f.lmax = as_id(o.Get("labelMax").ToNumber().DoubleValue(), v.Env());
   if (o.Has("sources") && !o.Get("sources").IsUndefined() && !o.Get("sources").IsNull()) {
     size_t n;
     const uint8_t* p = typed<uint8_t>(o.Get("sources"), napi_uint8_array, &n, "filter.sources");

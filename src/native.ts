@@ -13,6 +13,9 @@ export interface NativeFilter {
   tmax?: number;
   sources?: Uint8Array | null;
   firstOnly?: boolean;
+  /** Chunk labels in [labelMin, labelMax): what became searchable between two points. */
+  labelMin?: number;
+  labelMax?: number;
 }
 
 export interface NativeHits {

@@ -26,7 +26,8 @@ describe('no query: the corpus newest-first', () => {
   it('a request with no body answers the newest 50 first revisions, unscored, order time (rule 1)', async () => {
     const res = await h.match();
     expect(res.status, res.raw).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['count', 'items', 'model', 'next_cursor', 'order']);
+    expect(Object.keys(res.body).sort()).toEqual(['count', 'items', 'model', 'next_cursor', 'order', 'seq']);
+    expect(res.body.seq).toBe(h.service.store.nextLabel());
     expect(res.body.model).toBe('bge-m3');
     expect(res.body.order).toBe('time');
     expect(res.body.count).toBe(50);
@@ -229,7 +230,7 @@ describe('vector + order=time', () => {
     const q = makeQuery(corpus, new Rng(11), 'topic');
     const res = await h.match({ vector: vec(q), min_score: 0.999 });
     expect(res.status, res.raw).toBe(200);
-    expect(res.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null });
+    expect(res.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null, seq: h.service.store.nextLabel() });
   });
 
   it('an exact chunk vector finds its revision with score 1 and that chunk as best_chunk', async () => {

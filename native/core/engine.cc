@@ -627,7 +627,8 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
       st.rows += e - b;
       for (uint64_t i = b; i < e; i++) {
         const IndexRec& r = file_->rec(i);
-        if (first_only ? !r.first() : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source())))
+        if (first_only ? !r.first()
+                       : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label)))
           continue;
         take(file_->code(i), r.scale, r.ord, r.label);
       }

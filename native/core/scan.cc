@@ -98,6 +98,8 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
     size_t vlo = c.n, vhi = 0;
     for (size_t i = 0; i < nq; i++) {
       time_range(c, queries[i].filter.tmin, queries[i].filter.tmax, &lo[i], &hi[i]);
+      // A view whose labels all lie before the query's label window holds none of its rows.
+      if (c.max_label < queries[i].filter.lmin) lo[i] = hi[i] = 0;
       if (lo[i] < hi[i] && !done[i]) vlo = std::min(vlo, lo[i]), vhi = std::max(vhi, hi[i]);
     }
     if (vlo >= vhi) continue;
@@ -230,7 +232,7 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
   };
   std::vector<Task> tasks;
   for (const Cols& c : views) {
-    if (c.n == 0 || (rows.min_label > 0 && c.max_label < rows.min_label)) continue;
+    if (c.n == 0 || (rows.min_label > 0 && c.max_label < rows.min_label) || c.max_label < f.lmin) continue;
     size_t lo, hi;
     time_range(c, f.tmin, f.tmax, &lo, &hi);
     // The delta is in label order: rows from min_label on are its tail.

@@ -18,7 +18,12 @@ struct Filter {
   int64_t tmin = INT64_MIN, tmax = INT64_MAX;  // inclusive event_time bounds
   std::vector<uint8_t> sources;                 // allowed-source bitmap (bit i = source i); empty: all
   bool first_only = false;                      // first revisions only
+  // Chunk labels in [lmin, lmax): labels grow in the order rows become searchable, so this is
+  // "what became searchable between two points" (POST /v1/match after_seq).
+  uint64_t lmin = 0, lmax = UINT64_MAX;
 };
+
+inline bool label_allowed(const Filter& f, uint64_t label) { return label >= f.lmin && label < f.lmax; }
 
 inline bool source_allowed(const Filter& f, uint32_t s) {
   if (f.sources.empty()) return true;
@@ -27,10 +32,12 @@ inline bool source_allowed(const Filter& f, uint32_t s) {
 }
 
 inline bool row_allowed(const Cols& c, size_t r, const Filter& f) {
-  return c.time[r] >= f.tmin && c.time[r] <= f.tmax && (!f.first_only || c.first[r]) && source_allowed(f, c.source[r]);
+  return c.time[r] >= f.tmin && c.time[r] <= f.tmax && (!f.first_only || c.first[r]) && source_allowed(f, c.source[r]) && label_allowed(f, c.label[r]);
 }
 
-inline bool filtered(const Filter& f) { return f.tmin != INT64_MIN || f.tmax != INT64_MAX || f.first_only || !f.sources.empty(); }
+inline bool filtered(const Filter& f) {
+  return f.tmin != INT64_MIN || f.tmax != INT64_MAX || f.first_only || !f.sources.empty() || f.lmin != 0 || f.lmax != UINT64_MAX;
+}
 
 // A query quantised for the int8 pass. For a unit row v stored as scale_v * code_v:
 //   |v.q - scale_v * scale * dot(code_v, code)| <= scale_v * half_l1 + |q - scale * code|_2

@@ -3,7 +3,8 @@
  * fingerprint of every request input but `limit`. Editing one, inventing one, or reusing it
  * with other inputs fails verification (400 bad_cursor).
  *
- * Wire form: base64url(JSON {"v":1,"t":1717243200,"id":"…","f":"<fingerprint>"}) "." base64url(HMAC-SHA256)
+ * Wire form: base64url(JSON {"v":1,"t":1717243200,"id":"…","f":"<fingerprint>"}) "." base64url(HMAC-SHA256);
+ * a page of an `after_seq` walk adds "s", the sequence its result set ends at.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors.js';
@@ -12,6 +13,8 @@ export interface Position {
   /** event_time, Unix seconds */
   t: number;
   id: string;
+  /** The ingest sequence the paged set ends at (after_seq walks): later pages see the same set. */
+  seq?: number;
 }
 
 /** A stable hash of the inputs a cursor is bound to (key order does not matter). */
@@ -28,7 +31,7 @@ export class CursorCodec {
   constructor(readonly secret: Buffer) {}
 
   encode(pos: Position, fp: string): string {
-    const payload = Buffer.from(JSON.stringify({ v: 1, t: pos.t, id: pos.id, f: fp })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ v: 1, t: pos.t, id: pos.id, f: fp, ...(pos.seq !== undefined && { s: pos.seq }) })).toString('base64url');
     return `${payload}.${this.#sign(payload)}`;
   }
 
@@ -50,12 +53,13 @@ export class CursorCodec {
     } catch {
       throw bad('is malformed');
     }
-    const b = body as { v?: unknown; t?: unknown; id?: unknown; f?: unknown };
+    const b = body as { v?: unknown; t?: unknown; id?: unknown; f?: unknown; s?: unknown };
     if (b.v !== 1 || typeof b.t !== 'number' || !Number.isFinite(b.t) || typeof b.id !== 'string' || typeof b.f !== 'string') {
       throw bad('is malformed');
     }
+    if (b.s !== undefined && !(Number.isSafeInteger(b.s) && (b.s as number) >= 0)) throw bad('is malformed');
     if (b.f !== fp) throw bad('was issued for other request inputs; only limit may change between pages');
-    return { t: b.t, id: b.id };
+    return b.s === undefined ? { t: b.t, id: b.id } : { t: b.t, id: b.id, seq: b.s as number };
   }
 
   #sign(payload: string): string {

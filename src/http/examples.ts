@@ -51,6 +51,7 @@ export const EXAMPLES: Record<string, Example> = {
         { ...article(1, 'Terminal automation talks resume', 'Wire One', '2026-05-02T14:30:00Z'), score: 0.74, best_chunk: 'Union and operators meet again…' },
       ],
       next_cursor: null,
+      seq: 1048576,
     },
   },
   listSources: {

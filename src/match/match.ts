@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
-import { normalise, rangeAny, topKAny } from '../search/index.js';
+import { inDomain, normalise, rangeAny, topKAny } from '../search/index.js';
 import { articleFields, resolveSources, type ArticleFields, type Catalog, type SourceRecord, type Store } from '../store/index.js';
 import { readTimeRange } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from '../cursor/index.js';
@@ -30,6 +30,8 @@ export interface MatchRequest {
   include_edits?: boolean;
   sources?: string[];
   exclude_sources?: string[];
+  /** order=time only: the revisions that became searchable since this point of the ingest sequence (a response's `seq`). */
+  after_seq?: number;
 }
 
 /** A match item: the article's fields, its score and its best chunk (null without a query). */
@@ -44,6 +46,11 @@ export interface MatchResponse {
   count: number;
   items: MatchItem[];
   next_cursor?: string | null;
+  /**
+   * The ingest sequence this answer saw up to: every revision that became searchable before it
+   * was in reach. Sent back as `after_seq`, it asks for what became searchable since.
+   */
+  seq: number;
 }
 
 export interface MatchDeps {
@@ -85,6 +92,8 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   if (req.sources && req.exclude_sources) throw invalid('sources and exclude_sources are mutually exclusive');
   if (order === 'relevance' && !hasQuery) throw new AppError('order_requires_query');
   if (order === 'relevance' && req.cursor !== undefined) throw new AppError('cursor_requires_time_order');
+  if (order === 'relevance' && req.after_seq !== undefined)
+    throw invalid('after_seq: only with order=time (it lists what became searchable since, newest first)');
   const { since, until } = readTimeRange(req.since, req.until, invalid);
   let query: Float32Array | undefined;
   if (req.vector !== undefined) {
@@ -99,6 +108,9 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
   const like: LikeQuery | undefined = req.like === undefined ? undefined : likeQuery(deps.store, req.like);
 
+  // How far the ingest sequence is in reach of this request: the catalog's and the engine's
+  // labels (both caught up above; the engine files a slice after the catalog reads it).
+  const synced = Math.min(deps.catalog.labels, deps.search.engine.stats().nextLabel);
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
   // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
   const fp =
@@ -109,6 +121,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
           text: req.text,
           // Only when sent: a key more would change every other query's fingerprint, and void their cursors.
           ...(req.like !== undefined && { like: req.like }),
+          ...(req.after_seq !== undefined && { after_seq: req.after_seq }),
           order,
           min_score: hasQuery ? minScore : null,
           since,
@@ -118,10 +131,18 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
           exclude_sources: req.exclude_sources ? [...req.exclude_sources].sort() : null,
         });
   const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
+  // An after_seq walk's pages all read the set as it stood at its first page (its cursor carries where that ended).
+  const seq = req.after_seq === undefined ? synced : (after?.seq ?? synced);
+  if (req.after_seq !== undefined) domain.labels = { from: req.after_seq, to: seq };
+  const walk = req.after_seq === undefined ? undefined : seq;
 
-  if (!hasQuery) return page(deps, sources, chronological(deps, domain, after, limit + 1), limit, fp);
+  if (!hasQuery) {
+    const rows = domain.labels ? arrivals(deps, domain, after, limit + 1) : chronological(deps, domain, after, limit + 1);
+    return page(deps, sources, rows, limit, fp, seq, walk);
+  }
   // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
-  let all = after ? deps.pages.get(fp) : undefined;
+  const cacheKey = walk === undefined ? fp : `${fp}|${walk}`;
+  let all = after ? deps.pages.get(cacheKey) : undefined;
   // A text is embedded only when a search runs: a later page from the cache needs no vector.
   if (!all && req.text !== undefined) query = await deps.embedQuery!(req.text);
   if (order === 'relevance') {
@@ -129,18 +150,32 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
       ? await topKAny(deps.search, like.vectors, limit, minScore, domain, like.exclude)
       : await deps.search.topK(query!, limit, minScore, domain);
     const rows = top.map((s) => row(deps.catalog, s));
-    return respond(deps, sources, rows, order);
+    return respond(deps, sources, rows, order, seq);
   }
   if (!all) {
     const found = like ? await rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : await deps.search.range(query!, minScore, domain);
     all = found
       .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
       .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    deps.pages.set(fp, all);
+    deps.pages.set(cacheKey, all);
   }
   const start = after === undefined ? 0 : firstAfter(all, after);
   const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
-  return page(deps, sources, rows, limit, fp);
+  return page(deps, sources, rows, limit, fp, seq, walk);
+}
+
+/**
+ * The revisions of an after_seq walk with no query, newest first, strictly after `after`:
+ * those whose labels start in the window (read off the catalog; the time index cannot say
+ * when a row became searchable).
+ */
+function arrivals(deps: MatchDeps, d: Domain, after: Position | undefined, take: number): Row[] {
+  const c = deps.catalog;
+  const rows: Row[] = [];
+  for (let ord = 0; ord < c.size; ord++) if (inDomain(c, ord, d)) rows.push({ ord, t: c.eventTime[ord], id: c.ids[ord] });
+  rows.sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const start = after === undefined ? 0 : rows.findIndex((r) => before(r, after));
+  return start < 0 ? [] : rows.slice(start, start + take);
 }
 
 /** Index of the first row after `p` in newest-first order (binary search). */
@@ -179,16 +214,16 @@ const before = (r: { t: number; id: string }, p: Position): boolean => r.t < p.t
 const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
 
 /** One page of a time-ordered walk: `rows` holds up to limit + 1 rows, the extra one proving there is more. */
-function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: number, fp: string): MatchResponse {
+function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: number, fp: string, seq: number, walk: number | undefined): MatchResponse {
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
-  const res = respond(deps, sources, shown, 'time');
-  res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id }, fp) : null;
+  const res = respond(deps, sources, shown, 'time', seq);
+  res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id, ...(walk !== undefined && { seq: walk }) }, fp) : null;
   return res;
 }
 
-function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance'): MatchResponse {
+function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance', seq: number): MatchResponse {
   const names = new Map(sources.map((s) => [s.id, s.name]));
   const items = rows.map((r): MatchItem => {
     const rev = deps.store.revisions.get(r.ord)!;
@@ -198,5 +233,5 @@ function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: '
       best_chunk: r.scored ? deps.store.chunks.get(r.scored.label)!.text : null,
     };
   });
-  return { model: MODEL, order, count: items.length, items };
+  return { model: MODEL, order, count: items.length, items, seq };
 }

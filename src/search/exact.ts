@@ -13,6 +13,7 @@ export function inDomain(c: Catalog, ord: number, d: Domain): boolean {
   const t = c.eventTime[ord];
   if (d.since !== undefined && t < d.since) return false;
   if (d.until !== undefined && t > d.until) return false;
+  if (d.labels && (c.labelStart[ord] < d.labels.from || c.labelStart[ord] >= d.labels.to)) return false;
   return d.sources === null || d.sources.has(c.sourceId[ord]);
 }
 

@@ -20,6 +20,11 @@ export interface Domain {
   includeEdits: boolean;
   /** Allowed source ids (null: all). */
   sources: Set<number> | null;
+  /**
+   * Revisions whose first chunk label is in [from, to): those that became searchable between
+   * two points of the ingest sequence (labels are given in that order; POST /v1/match after_seq).
+   */
+  labels?: { from: number; to: number };
 }
 
 export interface Scored {
@@ -54,14 +59,14 @@ export class VectorSearch {
       sources = new Uint8Array(Math.max(1, Math.ceil((Math.max(-1, ...d.sources) + 1) / 8)));
       for (const id of d.sources) sources[id >> 3] |= 1 << (id & 7);
     }
-    return { tmin: d.since, tmax: d.until, sources, firstOnly: !d.includeEdits };
+    return { tmin: d.since, tmax: d.until, sources, firstOnly: !d.includeEdits, labelMin: d.labels?.from, labelMax: d.labels?.to };
   }
 
   /** Every revision in the domain scoring at least `minScore`, unordered. Throws too_many_matches past the cap. */
   async range(query: Float32Array, minScore: number, d: Domain): Promise<Scored[]> {
     const r = await this.engine.range(query, minScore, this.filter(d), this.options.maxMatches);
     if (r.overflow) throw new AppError('too_many_matches', undefined, { extra: { matched_at_least: r.ords.length } });
-    return scored(r);
+    return this.#inLabels(scored(r), d);
   }
 
   /**
@@ -73,7 +78,17 @@ export class VectorSearch {
     const plan = h.plan as TopkPlan;
     this.plans[plan]++;
     this.log?.debug({ plan, k, probe: h.probe }, 'top-k plan');
-    return scored(h);
+    return this.#inLabels(scored(h), d);
+  }
+
+  /**
+   * The engine tests labels chunk by chunk; a revision belongs to a label window by its first
+   * label (a window a client starts inside a revision's labels leaves that revision out).
+   */
+  #inLabels(rows: Scored[], d: Domain): Scored[] {
+    if (!d.labels) return rows;
+    const { from, to } = d.labels;
+    return rows.filter((s) => this.catalog.labelStart[s.ord] >= from && this.catalog.labelStart[s.ord] < to);
   }
 }
 

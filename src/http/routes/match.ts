@@ -33,6 +33,13 @@ const body = {
     include_edits: { type: 'boolean', default: false },
     sources: { ...sourceNames, description: 'Keep only these sources (names from GET /v1/sources).' },
     exclude_sources: { ...sourceNames, description: 'Drop these sources.' },
+    after_seq: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description:
+        'order=time only: just the revisions that became searchable since this point (a `seq` of an earlier answer), whatever their event_time: the monitoring loop that never misses a late article.',
+    },
   },
 } as const;
 
@@ -52,13 +59,17 @@ const item = {
 
 const response200 = {
   type: 'object',
-  required: ['model', 'order', 'count', 'items'],
+  required: ['model', 'order', 'count', 'items', 'seq'],
   properties: {
     model: { type: 'string' },
     order: { type: 'string', enum: ['time', 'relevance'] },
     count: { type: 'integer' },
     items: { type: 'array', items: item },
     next_cursor: { type: ['string', 'null'], description: 'Only with order=time; null on the last page.' },
+    seq: {
+      type: 'integer',
+      description: 'How far the ingest sequence was in reach of this answer: send it back as `after_seq` for what became searchable since.',
+    },
   },
 } as const;
 
