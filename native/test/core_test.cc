@@ -643,11 +643,14 @@ void test_monitors() {
     CHECK(score_monitors(set, ChunkBatch{chunks.data(), ords.data(), labels.data(), 0}, pool).matches.empty(), "%s: n=0", what.c_str());
     MonitorSet none = prepare_monitors(mon.data(), floors.data(), 0, pool);
     CHECK(score_monitors(none, batch, pool).matches.empty(), "%s: m=0", what.c_str());
-    // Floors at an exact pair score: found or not, but never below floor - kTol (checked above).
-    std::vector<float> edge(m);
-    for (size_t q = 0; q < m; q++) edge[q] = (float)s[q][(q * 13) % n];
-    MonitorSet es = prepare_monitors(mon.data(), edge.data(), m, pool);
-    check_monitors(score_monitors(es, batch, pool), s, edge, ords, labels, (what + " edge floors").c_str());
+    // Floors 2e-4 under a pair's score (it must be found: the int8 estimate alone, ~0.01 off,
+    // misses about half), at it, and 2e-4 over it (it must not be).
+    for (double off : {-2e-4, 0.0, 2e-4}) {
+      std::vector<float> edge(m);
+      for (size_t q = 0; q < m; q++) edge[q] = (float)(s[q][(q * 13 + (size_t)(off * 1e4 + 2)) % n] + off);
+      MonitorSet es = prepare_monitors(mon.data(), edge.data(), m, pool);
+      check_monitors(score_monitors(es, batch, pool), s, edge, ords, labels, (what + " edge floors").c_str());
+    }
     std::printf("  monitors: %s: %zu matches, %llu of %zu pairs rescored\n", isa, got.matches.size(), (unsigned long long)got.rescored, m * n);
   }
   CHECK(ref_matches > m, "monitors: the data should give some matches (%zu)", ref_matches);
