@@ -144,7 +144,8 @@ MonitorSet prepare_monitors(const float* vec, const float* floors, size_t m, Poo
   return s;
 }
 
-MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& pool) {
+// One pass: rows few enough that their codes stay in cache while every monitor block reads them.
+static MonitorResult score_pass(const MonitorSet& s, const ChunkBatch& in, Pool& pool) {
   MonitorResult out;
   if (s.m == 0 || in.n == 0) return out;
   const Kernels& K = kernels();
@@ -163,7 +164,7 @@ MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& po
     // The int8 pass collects, per monitor, the rows its bound cannot rule out; the rescoring
     // then reads each monitor's f32 vector once for all of them (taken in tile order, a 4 KB
     // vector came from memory again for nearly every candidate: 44 -> 34 ms at 10,000 x 1,000
-    // on 2 cores, bench:monitors).
+    // on 2 busy cores, bench:monitors).
     std::vector<std::vector<uint32_t>> rows(q1 - q0);
     auto take = [&](size_t row, size_t q) {
       if (row < b.n) rows[q - q0].push_back((uint32_t)row);  // not a padding row
@@ -212,7 +213,28 @@ MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& po
   return out;
 }
 
-int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool) {
+MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& pool, size_t pass_rows) {
+  pass_rows = std::max<size_t>(4, pass_rows);
+  if (in.n <= pass_rows) return score_pass(s, in, pool);
+  MonitorResult out;
+  for (size_t at = 0; at < in.n; at += pass_rows) {
+    MonitorResult r = score_pass(s, ChunkBatch{in.vec + at * kDims, in.ord + at, in.label + at, std::min(pass_rows, in.n - at)}, pool);
+    out.matches.insert(out.matches.end(), r.matches.begin(), r.matches.end());
+    out.rescored += r.rescored;
+  }
+  // A revision whose chunks fell in several passes: its best chunk (ties: the earlier pass, so
+  // the earlier row, as within a pass).
+  std::stable_sort(out.matches.begin(), out.matches.end(), [](const MonitorMatch& a, const MonitorMatch& b) {
+    return a.monitor != b.monitor ? a.monitor < b.monitor : a.ord != b.ord ? a.ord < b.ord : a.score > b.score;
+  });
+  size_t w = 0;
+  for (size_t i = 0; i < out.matches.size(); i++)
+    if (w == 0 || out.matches[i].monitor != out.matches[w - 1].monitor || out.matches[i].ord != out.matches[w - 1].ord) out.matches[w++] = out.matches[i];
+  out.matches.resize(w);
+  return out;
+}
+
+static int64_t dots_pass(const MonitorSet& s, const float* vec, size_t n, Pool& pool) {
   if (s.m == 0 || n == 0) return 0;
   const Kernels& K = kernels();
   Batch b = prepare_batch(vec, n, false, pool);
@@ -228,6 +250,13 @@ int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool
   });
   int64_t total = 0;
   for (int64_t x : sums) total += x;
+  return total;
+}
+
+int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool, size_t pass_rows) {
+  pass_rows = std::max<size_t>(4, pass_rows);
+  int64_t total = 0;
+  for (size_t at = 0; at < n; at += pass_rows) total += dots_pass(s, vec + at * kDims, std::min(pass_rows, n - at), pool);
   return total;
 }
 

@@ -53,12 +53,16 @@ struct MonitorResult {
   uint64_t rescored = 0;              // pairs the int8 pass could not rule out
 };
 
+// Rows a pass scores: their int8 codes (2 MB) stay in cache while every monitor block reads
+// them; a larger batch takes several passes, merged.
+constexpr size_t kMonitorPassRows = 2048;
+
 // Every (monitor, revision) whose best chunk scores >= the monitor's floor, split over the pool
 // by blocks of monitors (each block's codes stay in cache while the batch streams past).
-MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& b, Pool& pool);
+MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& b, Pool& pool, size_t pass_rows = kMonitorPassRows);
 
 // The same tiles' integer dots alone (no bound test, no rescoring): the floor score_monitors
 // is measured against (bench/monitors.ts). Returns a checksum of the dots.
-int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool);
+int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool, size_t pass_rows = kMonitorPassRows);
 
 }  // namespace nm

@@ -623,7 +623,15 @@ void test_monitors() {
     CHECK(got.rescored < m * n, "%s: the int8 pass ruled out nothing (%llu)", what.c_str(), (unsigned long long)got.rescored);
     if (ref_matches == 0) ref_matches = got.matches.size();
     CHECK(got.matches.size() == ref_matches, "%s: %zu matches, generic %zu", what.c_str(), got.matches.size(), ref_matches);
+    // Passes of 16 rows: revisions cut by pass edges (the rows are shuffled) merged to their best chunk.
+    MonitorResult passes = score_monitors(set, batch, pool, 16);
+    check_monitors(passes, s, floors, ords, labels, (what + " passes").c_str());
+    CHECK(passes.matches.size() == got.matches.size(), "%s: %zu matches in passes, %zu in one", what.c_str(), passes.matches.size(), got.matches.size());
+    for (size_t i = 0; i < passes.matches.size() && i < got.matches.size(); i++)
+      CHECK(passes.matches[i].ord == got.matches[i].ord && passes.matches[i].label == got.matches[i].label && passes.matches[i].score == got.matches[i].score,
+            "%s: passes differ at %zu", what.c_str(), i);
     int64_t dots = monitor_dots(set, chunks.data(), n, pool);
+    CHECK(monitor_dots(set, chunks.data(), n, pool, 16) == dots, "%s: monitor_dots in passes", what.c_str());
     if (ref_dots == 0) ref_dots = dots;
     CHECK(dots == ref_dots, "%s: monitor_dots %lld vs %lld", what.c_str(), (long long)dots, (long long)ref_dots);
     // Edges: one monitor, one chunk, nothing.

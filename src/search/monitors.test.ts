@@ -208,6 +208,15 @@ describe('monitors', () => {
     expect((await engine.scoreMonitors(new Float32Array(0), new Float32Array(0), batch)).monitor.length).toBe(0);
   });
 
+  it("merges a batch larger than one pass (2,048 rows) to each revision's best chunk", async () => {
+    const big = makeBatch(new Rng(7), 900);
+    expect(big.labels.length).toBeGreaterThan(2048);
+    const some = monitors.slice(0, 9).map((v, q) => (q % 3 === 2 ? v : jitter(rng, big.rows[rng.int(big.rows.length)], 0.6)));
+    const s = oracleScores(some, big.rows);
+    const f = Float32Array.from(s, (row, q) => gapFloor(bestByRevision(row, big), 3 + 5 * q));
+    check(await engine.scoreMonitors(concat(some), f, big), s, f, big, 'two passes');
+  });
+
   it('scores batch after batch against one prepared set', async () => {
     const set = await engine.prepareMonitors(vectors, floors);
     expect(set.size).toBe(monitors.length);
