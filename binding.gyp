@@ -10,7 +10,8 @@
         "native/core/scan.cc",
         "native/core/pool.cc",
         "native/core/ivf.cc",
-        "native/core/engine.cc"
+        "native/core/engine.cc",
+        "native/core/monitors.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -8,6 +8,7 @@
 
 #include "core/engine.h"
 #include "core/kernels.h"
+#include "core/monitors.h"
 #include "core/pool.h"
 
 namespace {
@@ -132,7 +133,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                         InstanceMethod("seal", &EngineWrap::Seal), InstanceMethod("compact", &EngineWrap::Compact),
                         InstanceMethod("saveIndex", &EngineWrap::SaveIndex), InstanceMethod("range", &EngineWrap::Range),
                         InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("topkMany", &EngineWrap::TopKMany),
-                        InstanceMethod("count", &EngineWrap::Count),
+                        InstanceMethod("count", &EngineWrap::Count), InstanceMethod("prepareMonitors", &EngineWrap::PrepareMonitors),
+                        InstanceMethod("scoreMonitors", &EngineWrap::ScoreMonitors), InstanceMethod("monitorDots", &EngineWrap::MonitorDots),
                         InstanceMethod("estimate", &EngineWrap::Estimate), InstanceMethod("stats", &EngineWrap::Stats),
                         InstanceMethod("close", &EngineWrap::Close)});
   }
@@ -379,6 +381,119 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     o.Set("threads", (double)s.threads);
     o.Set("isa", s.isa);
     return o;
+  }
+
+  // ---- monitors (core/monitors.h): a prepared set is an External tagged as ours ----
+
+  using MonitorsPtr = std::shared_ptr<const nm::MonitorSet>;
+  static constexpr napi_type_tag kMonitorsTag = {0x6e6d6d6f6e69746fULL, 0x7273657476310001ULL};
+
+  static void check_finite(Napi::Env env, const float* v, size_t n, const char* what) {
+    size_t bad = nm::first_nonfinite(v, n);
+    if (bad < n) throw Napi::RangeError::New(env, std::string(what) + "[" + std::to_string(bad) + "] is not a finite number");
+  }
+
+  static MonitorsPtr monitors_arg(const Napi::Value& v) {
+    if (!v.IsExternal() || !v.As<Napi::External<MonitorsPtr>>().CheckTypeTag(&kMonitorsTag))
+      throw Napi::TypeError::New(v.Env(), "monitors must be a set made by prepareMonitors");
+    return *v.As<Napi::External<MonitorsPtr>>().Data();
+  }
+
+  // A batch of chunks, checked and copied (the worker reads it after this call returns):
+  // {vectors: Float32Array (n * 1024), ords: Float64Array (n), labels: Float64Array (n)}.
+  struct ChunkCopy {
+    std::vector<float> vec;
+    std::vector<uint64_t> ord, label;
+    nm::ChunkBatch batch() const { return {vec.data(), ord.data(), label.data(), ord.size()}; }
+  };
+  static std::shared_ptr<ChunkCopy> chunks_arg(const Napi::Value& v, bool ids) {
+    Napi::Env env = v.Env();
+    if (!v.IsObject()) throw Napi::TypeError::New(env, "chunks must be an object {vectors, ords, labels}");
+    auto o = v.As<Napi::Object>();
+    size_t nv, n, m;
+    const float* vec = typed<float>(o.Get("vectors"), napi_float32_array, &nv, "chunks.vectors");
+    if (nv % kDims != 0) throw Napi::RangeError::New(env, "chunks.vectors must hold a multiple of 1024 floats");
+    n = nv / kDims;
+    check_finite(env, vec, nv, "chunks.vectors");
+    auto c = std::make_shared<ChunkCopy>();
+    if (ids) {
+      const double* ords = typed<double>(o.Get("ords"), napi_float64_array, &m, "chunks.ords");
+      if (m != n) throw Napi::RangeError::New(env, "chunks.ords must hold one ord per chunk (vectors.length / 1024)");
+      const double* labels = typed<double>(o.Get("labels"), napi_float64_array, &m, "chunks.labels");
+      if (m != n) throw Napi::RangeError::New(env, "chunks.labels must hold one label per chunk (vectors.length / 1024)");
+      c->ord.resize(n), c->label.resize(n);
+      for (size_t i = 0; i < n; i++) c->ord[i] = as_id(ords[i], env), c->label[i] = as_id(labels[i], env);
+    } else {
+      c->ord.resize(n);
+    }
+    c->vec.assign(vec, vec + nv);
+    return c;
+  }
+
+  // prepareMonitors({vectors: Float32Array (m * 1024), floors: Float32Array (m)}) → Promise<MonitorSet>:
+  // the standing queries quantised once, on the engine's threads.
+  Napi::Value PrepareMonitors(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "prepareMonitors(monitors) needs an object {vectors, floors}");
+    auto o = info[0].As<Napi::Object>();
+    size_t nv, nf;
+    const float* vec = typed<float>(o.Get("vectors"), napi_float32_array, &nv, "monitors.vectors");
+    if (nv % kDims != 0) throw Napi::RangeError::New(env, "monitors.vectors must hold a multiple of 1024 floats");
+    const float* floors = typed<float>(o.Get("floors"), napi_float32_array, &nf, "monitors.floors");
+    if (nf != nv / kDims) throw Napi::RangeError::New(env, "monitors.floors must hold one floor per monitor (vectors.length / 1024)");
+    if (nf > UINT32_MAX) throw Napi::RangeError::New(env, "at most 2^32 - 1 monitors");
+    check_finite(env, vec, nv, "monitors.vectors");
+    check_finite(env, floors, nf, "monitors.floors");
+    auto vcopy = std::make_shared<std::vector<float>>(vec, vec + nv);
+    auto fcopy = std::make_shared<std::vector<float>>(floors, floors + nf);
+    auto e = engine_;
+    auto out = std::make_shared<MonitorsPtr>();
+    return queue(env, [e, vcopy, fcopy, out] {
+                   *out = std::make_shared<const nm::MonitorSet>(nm::prepare_monitors(vcopy->data(), fcopy->data(), fcopy->size(), e->pool()));
+                 },
+                 [out](Napi::Env env) -> Napi::Value {
+                   auto ext = Napi::External<MonitorsPtr>::New(env, new MonitorsPtr(*out), [](Napi::Env, MonitorsPtr* p) { delete p; });
+                   ext.TypeTag(&kMonitorsTag);
+                   return ext;
+                 });
+  }
+
+  // scoreMonitors(set, {vectors, ords, labels}) → Promise<{monitor: Uint32Array, ord: Float64Array,
+  // label: Float64Array, score: Float32Array, rescored: number}>: every (monitor, revision) of the
+  // batch whose best chunk reaches the monitor's floor, by monitor then ord.
+  Napi::Value ScoreMonitors(const Napi::CallbackInfo& info) {
+    MonitorsPtr set = monitors_arg(info[0]);
+    auto chunks = chunks_arg(info[1], true);
+    auto e = engine_;
+    auto out = std::make_shared<nm::MonitorResult>();
+    return queue(info.Env(), [e, set, chunks, out] { *out = nm::score_monitors(*set, chunks->batch(), e->pool()); },
+                 [out](Napi::Env env) -> Napi::Value {
+                   const auto& h = out->matches;
+                   auto monitor = Napi::Uint32Array::New(env, h.size());
+                   auto ord = Napi::Float64Array::New(env, h.size());
+                   auto label = Napi::Float64Array::New(env, h.size());
+                   auto score = Napi::Float32Array::New(env, h.size());
+                   for (size_t i = 0; i < h.size(); i++)
+                     monitor[i] = h[i].monitor, ord[i] = (double)h[i].ord, label[i] = (double)h[i].label, score[i] = h[i].score;
+                   auto o = Napi::Object::New(env);
+                   o.Set("monitor", monitor);
+                   o.Set("ord", ord);
+                   o.Set("label", label);
+                   o.Set("score", score);
+                   o.Set("rescored", (double)out->rescored);
+                   return o;
+                 });
+  }
+
+  // monitorDots(set, {vectors}) → Promise<checksum>: the same int8 tiles with no bound test and
+  // no rescoring, the floor bench/monitors.ts measures scoreMonitors against.
+  Napi::Value MonitorDots(const Napi::CallbackInfo& info) {
+    MonitorsPtr set = monitors_arg(info[0]);
+    auto chunks = chunks_arg(info[1], false);
+    auto e = engine_;
+    auto sum = std::make_shared<int64_t>(0);
+    return queue(info.Env(), [e, set, chunks, sum] { *sum = nm::monitor_dots(*set, chunks->vec.data(), chunks->ord.size(), e->pool()); },
+                 [sum](Napi::Env env) { return Napi::Number::New(env, (double)*sum); });
   }
 
   std::shared_ptr<nm::Engine> engine_;

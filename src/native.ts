@@ -81,6 +81,23 @@ export interface NativeStats {
   isa: string;
 }
 
+declare const monitorSetBrand: unique symbol;
+/** Standing queries prepared by `prepareMonitors` (an opaque handle held by src/search/monitors.ts). */
+export type NativeMonitorSet = { readonly [monitorSetBrand]: true };
+
+/**
+ * Every (monitor, revision) of a batch whose best chunk reaches the monitor's floor, by monitor
+ * then ord: entry i is monitor[i]'s match with revision ord[i], best chunk label[i], score[i].
+ * `rescored`: the pairs the int8 pass could not rule out (scored in f16).
+ */
+export interface NativeMonitorMatches {
+  monitor: Uint32Array;
+  ord: Float64Array;
+  label: Float64Array;
+  score: Float32Array;
+  rescored: number;
+}
+
 export interface NativeEngine {
   append(rows: NativeRows): void;
   /** Files up to `max` rows in the index (training it first when due); resolves with the rows filed. */
@@ -111,6 +128,12 @@ export interface NativeEngine {
   /** Rows the filter allows, estimated from the time index and per-source counts (no pass). */
   estimate(filter: NativeFilter | null): number;
   stats(): NativeStats;
+  /** m standing queries (vectors: m × 1024, L2-normalised; floors: m cosines), quantised once on the engine's threads. */
+  prepareMonitors(monitors: { vectors: Float32Array; floors: Float32Array }): Promise<NativeMonitorSet>;
+  /** A batch of new chunks (vectors: n × 1024, with each chunk's revision ord and label) scored against every monitor, exactly. */
+  scoreMonitors(set: NativeMonitorSet, chunks: { vectors: Float32Array; ords: Float64Array; labels: Float64Array }): Promise<NativeMonitorMatches>;
+  /** The same int8 tiles' dots alone, no bound test or rescoring (bench/monitors.ts's floor); resolves with a checksum. */
+  monitorDots(set: NativeMonitorSet, chunks: { vectors: Float32Array }): Promise<number>;
   /** Releases the directory lock (another process may then open it). */
   close(): void;
 }

@@ -113,6 +113,8 @@ class Engine {
   uint64_t count(const Filter& f) const;
   uint64_t estimate(const Filter& f) const;
   EngineStats stats() const;
+  // The threads its scans use: other batch work of the process (monitors.h) shares them.
+  Pool& pool() { return *pool_; }
   // Releases the directory lock; later calls throw. Memory goes when the last user lets go.
   void close();
 

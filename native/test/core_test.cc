@@ -21,6 +21,8 @@
 
 #include "../core/engine.h"
 #include "../core/kernels.h"
+#include "../core/monitors.h"
+#include "../core/pool.h"
 #include "../core/scan.h"
 #include "../core/segment.h"
 
@@ -530,6 +532,142 @@ void test_refusals() {
   remove_dir(dir);
 }
 
+// ---- monitors ----
+
+// A monitor batch against the float64 oracle: every (monitor, revision) whose best chunk scores
+// >= floor + kTol is found, nothing below floor - kTol is, scores within kTol, each revision
+// once with a best chunk (a label whose own score is within kTol of the best).
+void check_monitors(const MonitorResult& got, const std::vector<std::vector<double>>& s, const std::vector<float>& floors,
+                    const std::vector<uint64_t>& ords, const std::vector<uint64_t>& labels, const char* what) {
+  std::map<std::pair<uint32_t, uint64_t>, std::pair<double, uint64_t>> best;  // (monitor, ord) -> (score, label)
+  std::map<std::pair<uint32_t, uint64_t>, double> by_label;                    // (monitor, label) -> score
+  for (uint32_t q = 0; q < s.size(); q++)
+    for (size_t r = 0; r < ords.size(); r++) {
+      by_label[{q, labels[r]}] = s[q][r];
+      auto it = best.find({q, ords[r]});
+      if (it == best.end() || s[q][r] > it->second.first) best[{q, ords[r]}] = {s[q][r], labels[r]};
+    }
+  std::map<std::pair<uint32_t, uint64_t>, const MonitorMatch*> seen;
+  for (size_t i = 0; i < got.matches.size(); i++) {
+    const MonitorMatch& h = got.matches[i];
+    if (i > 0) {
+      const MonitorMatch& p = got.matches[i - 1];
+      CHECK(p.monitor < h.monitor || (p.monitor == h.monitor && p.ord < h.ord), "%s: order at %zu", what, i);
+    }
+    CHECK(seen.emplace(std::make_pair(h.monitor, h.ord), &h).second, "%s: monitor %u ord %llu twice", what, h.monitor, (unsigned long long)h.ord);
+    auto it = best.find({h.monitor, h.ord});
+    CHECK(it != best.end(), "%s: monitor %u ord %llu not in the batch", what, h.monitor, (unsigned long long)h.ord);
+    if (it == best.end()) continue;
+    CHECK(h.score >= floors[h.monitor], "%s: monitor %u score %f below its floor %f", what, h.monitor, h.score, floors[h.monitor]);
+    CHECK(std::fabs(h.score - it->second.first) <= kTol, "%s: monitor %u ord %llu score %f vs %f", what, h.monitor, (unsigned long long)h.ord,
+          h.score, it->second.first);
+    auto bl = by_label.find({h.monitor, h.label});
+    CHECK(bl != by_label.end() && it->second.first - bl->second <= kTol, "%s: monitor %u ord %llu label %llu is not its best chunk", what,
+          h.monitor, (unsigned long long)h.ord, (unsigned long long)h.label);
+  }
+  for (auto& [key, v] : best)
+    if (v.first >= floors[key.first] + kTol)
+      CHECK(seen.count(key), "%s: monitor %u missed ord %llu scoring %f (floor %f)", what, key.first, (unsigned long long)key.second, v.first,
+            floors[key.first]);
+}
+
+void test_monitors() {
+  Pool pool(2);
+  Corpus c = make_corpus(31, 70, 1000, 5000);
+  // The batch in a shuffled order: a revision's chunks need not be adjacent.
+  std::mt19937_64 rng(8);
+  std::vector<size_t> perm(c.rows());
+  for (size_t i = 0; i < perm.size(); i++) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<uint64_t> row_ord(c.rows());
+  for (const Rev& r : c.revs)
+    for (size_t i = r.start; i < r.start + r.count; i++) row_ord[i] = r.ord;
+  std::vector<float> chunks;
+  std::vector<uint64_t> ords, labels;
+  for (size_t i : perm) {
+    chunks.insert(chunks.end(), c.row(i), c.row(i) + kDims);
+    ords.push_back(row_ord[i]);
+    labels.push_back(c.label_base + i);
+  }
+  const size_t n = perm.size();
+  // 23 monitors (not a multiple of the tile's four): most near a chunk, a few anywhere.
+  const size_t m = 23;
+  std::vector<float> mon;
+  for (size_t q = 0; q < m; q++) {
+    std::vector<float> v = q % 5 == 4 ? jitter(rng, nullptr, 1) : jitter(rng, c.row(rng() % c.rows()), q % 2 ? 0.6f : 1.0f);
+    mon.insert(mon.end(), v.begin(), v.end());
+  }
+  std::vector<std::vector<double>> s(m, std::vector<double>(n, 0.0));
+  for (size_t q = 0; q < m; q++)
+    for (size_t r = 0; r < n; r++)
+      for (size_t d = 0; d < kDims; d++) s[q][r] += (double)mon[q * kDims + d] * chunks[r * kDims + d];
+  // Floors in gaps of each monitor's revision scores, at varied depths; one at -1 (everything).
+  std::vector<float> floors(m);
+  for (size_t q = 0; q < m; q++) {
+    std::map<uint64_t, double> rev;
+    for (size_t r = 0; r < n; r++) rev[ords[r]] = std::max(rev.count(ords[r]) ? rev[ords[r]] : -9.0, s[q][r]);
+    std::vector<OHit> all;
+    for (auto& [o, sc] : rev) all.push_back({o, 0, sc});
+    std::sort(all.begin(), all.end(), [](const OHit& a, const OHit& b) { return a.score > b.score; });
+    floors[q] = q == 7 ? -1.0f : gap_threshold(all, 1 + (q * 7) % 30);
+  }
+  MonitorSet set = prepare_monitors(mon.data(), floors.data(), m, pool);
+  ChunkBatch batch{chunks.data(), ords.data(), labels.data(), n};
+  int64_t ref_dots = 0;
+  size_t ref_matches = 0;
+  for (const char* isa : {"generic", "avx2", "avx512", "avx512vnni"}) {
+    if (!set_kernels(isa)) continue;
+    std::string what = std::string("monitors ") + isa;
+    MonitorResult got = score_monitors(set, batch, pool);
+    check_monitors(got, s, floors, ords, labels, what.c_str());
+    CHECK(got.rescored < m * n, "%s: the int8 pass ruled out nothing (%llu)", what.c_str(), (unsigned long long)got.rescored);
+    if (ref_matches == 0) ref_matches = got.matches.size();
+    CHECK(got.matches.size() == ref_matches, "%s: %zu matches, generic %zu", what.c_str(), got.matches.size(), ref_matches);
+    // Passes of 16 rows: revisions cut by pass edges (the rows are shuffled) merged to their best chunk.
+    MonitorResult passes = score_monitors(set, batch, pool, 16);
+    check_monitors(passes, s, floors, ords, labels, (what + " passes").c_str());
+    CHECK(passes.matches.size() == got.matches.size(), "%s: %zu matches in passes, %zu in one", what.c_str(), passes.matches.size(), got.matches.size());
+    for (size_t i = 0; i < passes.matches.size() && i < got.matches.size(); i++)
+      CHECK(passes.matches[i].ord == got.matches[i].ord && passes.matches[i].label == got.matches[i].label && passes.matches[i].score == got.matches[i].score,
+            "%s: passes differ at %zu", what.c_str(), i);
+    int64_t dots = monitor_dots(set, chunks.data(), n, pool);
+    CHECK(monitor_dots(set, chunks.data(), n, pool, 16) == dots, "%s: monitor_dots in passes", what.c_str());
+    if (ref_dots == 0) ref_dots = dots;
+    CHECK(dots == ref_dots, "%s: monitor_dots %lld vs %lld", what.c_str(), (long long)dots, (long long)ref_dots);
+    // Edges: one monitor, one chunk, nothing.
+    std::vector<std::vector<double>> s1(1, std::vector<double>(s[3].begin(), s[3].begin() + 1));
+    std::vector<float> f1{floors[3]};
+    MonitorSet one = prepare_monitors(mon.data() + 3 * kDims, f1.data(), 1, pool);
+    check_monitors(score_monitors(one, ChunkBatch{chunks.data(), ords.data(), labels.data(), 1}, pool), s1, f1, {ords[0]}, {labels[0]},
+                   (what + " m=1 n=1").c_str());
+    std::vector<std::vector<double>> sm1(1, s[5]);
+    std::vector<float> fm1{floors[5]};
+    MonitorSet m1 = prepare_monitors(mon.data() + 5 * kDims, fm1.data(), 1, pool);
+    check_monitors(score_monitors(m1, batch, pool), sm1, fm1, ords, labels, (what + " m=1").c_str());
+    std::vector<std::vector<double>> sn1(m);
+    for (size_t q = 0; q < m; q++) sn1[q] = {s[q][n - 1]};
+    check_monitors(score_monitors(set, ChunkBatch{chunks.data() + (n - 1) * kDims, ords.data() + n - 1, labels.data() + n - 1, 1}, pool), sn1,
+                   floors, {ords[n - 1]}, {labels[n - 1]}, (what + " n=1").c_str());
+    CHECK(score_monitors(set, ChunkBatch{chunks.data(), ords.data(), labels.data(), 0}, pool).matches.empty(), "%s: n=0", what.c_str());
+    MonitorSet none = prepare_monitors(mon.data(), floors.data(), 0, pool);
+    CHECK(score_monitors(none, batch, pool).matches.empty(), "%s: m=0", what.c_str());
+    // Floors 2e-4 under a pair's score (it must be found: the int8 estimate alone, ~0.01 off,
+    // misses about half), at it, and 2e-4 over it (it must not be).
+    for (double off : {-2e-4, 0.0, 2e-4}) {
+      std::vector<float> edge(m);
+      for (size_t q = 0; q < m; q++) edge[q] = (float)(s[q][(q * 13 + (size_t)(off * 1e4 + 2)) % n] + off);
+      MonitorSet es = prepare_monitors(mon.data(), edge.data(), m, pool);
+      check_monitors(score_monitors(es, batch, pool), s, edge, ords, labels, (what + " edge floors").c_str());
+    }
+    std::printf("  monitors: %s: %zu matches, %llu of %zu pairs rescored\n", isa, got.matches.size(), (unsigned long long)got.rescored, m * n);
+  }
+  CHECK(ref_matches > m, "monitors: the data should give some matches (%zu)", ref_matches);
+  CHECK(first_nonfinite(chunks.data(), chunks.size()) == chunks.size(), "finite chunks");
+  chunks[5] = NAN;
+  CHECK(first_nonfinite(chunks.data(), chunks.size()) == 5, "a NaN is found");
+  set_kernels("auto");
+}
+
 }  // namespace
 
 int main() {
@@ -541,6 +679,8 @@ int main() {
     test_engine((1ull << 40) + 3, (1ull << 32) + 1, 50);
     std::printf("core_test: refusals\n");
     test_refusals();
+    std::printf("core_test: monitors\n");
+    test_monitors();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FAIL: uncaught exception: %s\n", e.what());
     return 1;

@@ -16,6 +16,7 @@ import {
   type TopkOptions,
   type TopkPlan,
 } from '../native.js';
+import { type MonitorChunks, type MonitorMatches, MonitorSet } from './monitors.js';
 
 export type { NativeFilter as EngineFilter, NativeHits as EngineHits, NativeRows as EngineRows, NativeStats as EngineStats, ProbeStats, TopkOptions, TopkPlan };
 
@@ -179,6 +180,16 @@ export class SearchEngine {
    */
   topk(query: Float32Array, k: number, minScore: number, filter: NativeFilter, mode: 'scan' | 'index' | 'auto', options?: TopkOptions): Promise<TopkResult> {
     return this.#topks.push(query, { k, minScore, filter, mode, options });
+  }
+
+  /** Prepares standing queries (vectors: floors.length × 1024, L2-normalised) for scoring batch after batch. */
+  prepareMonitors(vectors: Float32Array, floors: Float32Array): Promise<MonitorSet> {
+    return MonitorSet.prepare(this.#engine, vectors, floors);
+  }
+
+  /** One batch of new chunks against monitors prepared for it alone (a standing set: prepareMonitors, then score each batch). */
+  async scoreMonitors(monitors: Float32Array, floors: Float32Array, chunks: MonitorChunks): Promise<MonitorMatches> {
+    return (await this.prepareMonitors(monitors, floors)).score(chunks);
   }
 
   /** Rows the filter allows, counted. */

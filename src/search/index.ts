@@ -9,6 +9,7 @@ export {
   type TopkOptions,
   type TopkPlan,
 } from './engine.js';
+export { MonitorSet, type MonitorChunks, type MonitorMatches } from './monitors.js';
 export { VectorSearch, type Domain, type Scored, type VectorSearchOptions } from './vector-search.js';
 export { exactRange, exactScore, inDomain } from './exact.js';
 export { rangeAny, topKAny } from './multi-query.js';

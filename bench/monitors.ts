@@ -1,0 +1,182 @@
+/**
+ * Monitors: BENCH_MONITORS standing queries (default 10,000) scored against a batch of
+ * BENCH_CHUNKS new chunks (default 1,000) by the shipped kernel (SearchEngine.prepareMonitors,
+ * then MonitorSet.score: int8 tiles under the rigorous bound, f16 rescoring of what the bound
+ * cannot rule out), beside its floor in the same process: the same int8 tiles' dots alone
+ * (MonitorSet.rawDots: no bound test, no rescoring, no results). The ratio is raw_ms / kernel_ms,
+ * the share of the raw dot-product rate the kernel keeps; the last line takes each side's best
+ * run.
+ *
+ * Data follows bench/big-corpus.ts' model (a common direction, sections, topics, stories,
+ * articles, chunks, with its weights: unrelated chunks score ~0.25, same topic ~0.5, same story
+ * ~0.65, same article ~0.8), drawn afresh here from a seed. Monitors are drawn as its query
+ * classes are: topic monitors (floor 0.45–0.55: many matches each), story monitors (floor
+ * 0.6–0.7: a story's articles), narrow story monitors (floor 0.72–0.85: few or none), and
+ * off-topic or random ones (floor 0.5: none).
+ *
+ *   BENCH_MONITORS=10000 BENCH_CHUNKS=1000 BENCH_RUNS=5 npm run bench:monitors
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SearchEngine } from '../src/search/index.js';
+import { Rng } from '../test/helpers/rng.js';
+import { envInt } from './corpus.js';
+
+const DIM = 1024;
+
+function unitF64(rng: Rng): Float64Array {
+  const v = new Float64Array(DIM);
+  let s = 0;
+  for (let i = 0; i < DIM; i++) {
+    v[i] = rng.gauss();
+    s += v[i] * v[i];
+  }
+  const inv = 1 / Math.sqrt(s);
+  for (let i = 0; i < DIM; i++) v[i] *= inv;
+  return v;
+}
+
+/** base + sqrt(w) * unit, on a copy (bench/big-corpus.ts' add). */
+function add(base: Float64Array, w: number, unit: Float64Array): Float64Array {
+  const out = Float64Array.from(base);
+  const k = Math.sqrt(w);
+  for (let i = 0; i < DIM; i++) out[i] += k * unit[i];
+  return out;
+}
+
+function toUnitF32(v: Float64Array): Float32Array {
+  let s = 0;
+  for (let i = 0; i < DIM; i++) s += v[i] * v[i];
+  const inv = 1 / Math.sqrt(s);
+  return Float32Array.from(v, (x) => x * inv);
+}
+
+/** big-corpus.ts' corpusModel: topic sums and per topic four story sums. */
+function model(rng: Rng) {
+  const W = { common: 0.25, section: 0.12, topic: 0.15, story: 0.13 };
+  const nTopics = 40;
+  const common = unitF64(rng);
+  const sections = Array.from({ length: 8 }, () => unitF64(rng));
+  const topicSums: Float64Array[] = [];
+  const storySums: Float64Array[][] = [];
+  for (let t = 0; t < nTopics; t++) {
+    const c = Float64Array.from(common, (x) => x * Math.sqrt(W.common));
+    const tsum = add(add(c, W.section, sections[t % 8]), W.topic, unitF64(rng));
+    topicSums.push(tsum);
+    storySums.push(Array.from({ length: 4 }, () => add(tsum, W.story, unitF64(rng))));
+  }
+  return { W, nTopics, common, topicSums, storySums };
+}
+
+/** About `n` new chunks: articles of 3–6 chunks about random stories, as big-corpus.ts writes them. */
+function newChunks(rng: Rng, m: ReturnType<typeof model>, n: number) {
+  const vectors = new Float32Array(n * DIM);
+  const ords = new Float64Array(n);
+  const labels = new Float64Array(n);
+  let row = 0;
+  for (let a = 0; row < n; a++) {
+    const art = add(m.storySums[rng.int(m.nTopics)][rng.int(4)], rng.uniform(0.1, 0.2), unitF64(rng));
+    const w = rng.uniform(0.12, 0.3);
+    for (let c = rng.range(3, 6); c > 0 && row < n; c--, row++) {
+      vectors.set(toUnitF32(add(art, w, unitF64(rng))), row * DIM);
+      ords[row] = 5_000_000 + a;
+      labels[row] = 90_000_000 + row;
+    }
+  }
+  return { vectors, ords, labels };
+}
+
+function monitors(rng: Rng, m: ReturnType<typeof model>, count: number) {
+  const vectors = new Float32Array(count * DIM);
+  const floors = new Float32Array(count);
+  const story = () => m.storySums[rng.int(m.nTopics)][rng.int(4)];
+  for (let i = 0; i < count; i++) {
+    const p = rng.next();
+    let v: Float64Array;
+    let floor: number;
+    if (p < 0.1) {
+      v = add(m.topicSums[rng.int(m.nTopics)], 0.25, unitF64(rng));
+      floor = rng.uniform(0.45, 0.55);
+    } else if (p < 0.5) {
+      v = add(add(story(), rng.uniform(0.1, 0.2), unitF64(rng)), rng.uniform(0.12, 0.3), unitF64(rng));
+      floor = rng.uniform(0.6, 0.7);
+    } else if (p < 0.85) {
+      v = add(add(story(), rng.uniform(0.1, 0.2), unitF64(rng)), rng.uniform(0.12, 0.3), unitF64(rng));
+      floor = rng.uniform(0.72, 0.85);
+    } else {
+      v = rng.chance(0.5)
+        ? add(
+            Float64Array.from(m.common, (x) => x * Math.sqrt(m.W.common)),
+            0.75,
+            unitF64(rng),
+          )
+        : unitF64(rng);
+      floor = 0.5;
+    }
+    vectors.set(toUnitF32(v), i * DIM);
+    floors[i] = floor;
+  }
+  return { vectors, floors };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const m = envInt('BENCH_MONITORS', 10_000);
+  const n = envInt('BENCH_CHUNKS', 1_000);
+  const runs = envInt('BENCH_RUNS', 5);
+  const rng = new Rng(20250101);
+  const mod = model(rng);
+  const t0 = performance.now();
+  const mon = monitors(rng, mod, m);
+  const batch = newChunks(rng, mod, n);
+  console.log(`drew ${m} monitors and ${n} chunks in ${(performance.now() - t0).toFixed(0)} ms (isa ${SearchEngine.isa})`);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-'));
+  const engine = new SearchEngine(dir, { lists: 0, indexMinRows: 65536, threads: envInt('SEARCH_THREADS', 0), passes: 1, topkBatches: 1 });
+  try {
+    let t = performance.now();
+    const set = await engine.prepareMonitors(mon.vectors, mon.floors);
+    console.log(`prepared ${m} monitors in ${(performance.now() - t).toFixed(1)} ms on ${engine.stats().threads} threads (once per set, not per batch)`);
+    // Warm-up: page in both paths' buffers.
+    await set.rawDots(batch.vectors);
+    await set.score(batch);
+
+    console.log(
+      `\n${'run'.padEnd(4)} ${'kernel_ms'.padStart(10)} ${'raw_ms'.padStart(9)} ${'matches'.padStart(8)} ${'rescored'.padStart(9)} ${'chunks/s'.padStart(10)} ${'ratio'.padStart(7)}`,
+    );
+    const kernel: number[] = [];
+    const raw: number[] = [];
+    let matches = 0;
+    let rescored = 0;
+    for (let r = 0; r < runs; r++) {
+      t = performance.now();
+      await set.rawDots(batch.vectors);
+      raw.push(performance.now() - t);
+      t = performance.now();
+      const got = await set.score(batch);
+      kernel.push(performance.now() - t);
+      matches = got.monitor.length;
+      rescored = got.rescored;
+      console.log(
+        `${String(r + 1).padEnd(4)} ${kernel[r].toFixed(1).padStart(10)} ${raw[r].toFixed(1).padStart(9)} ${String(matches).padStart(8)} ${String(rescored).padStart(9)} ${((n / kernel[r]) * 1000).toFixed(0).padStart(10)} ${(raw[r] / kernel[r]).toFixed(2).padStart(7)}`,
+      );
+    }
+    // Best of the runs (noise on a shared machine only adds time); the per-run ratios' median beside it.
+    const k = Math.min(...kernel);
+    const w = Math.min(...raw);
+    const monitored = new Set((await set.score(batch)).monitor).size;
+    console.log(
+      `\n${m} monitors × ${n} chunks: ${((m * n) / (k / 1000) / 1e9).toFixed(2)} G pairs/s, ${((n / k) * 1000).toFixed(0)} chunks/s; ` +
+        `${monitored} monitors matched something; ${((rescored / (m * n)) * 100).toFixed(2)}% of pairs rescored in f16; ` +
+        `median per-run ratio ${median(kernel.map((x, i) => raw[i] / x)).toFixed(2)}`,
+    );
+    console.log(`monitors: m=${m} n=${n} kernel_ms=${k.toFixed(1)} raw_ms=${w.toFixed(1)} ratio=${(w / k).toFixed(2)} matches=${matches}`);
+  } finally {
+    engine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
