@@ -48,7 +48,22 @@ describe('GET /openapi.json', () => {
     expect(schema.additionalProperties).toBe(false);
     const props = schema.properties;
     expect(Object.keys(props).sort()).toEqual(
-      ['after_seq', 'cursor', 'exclude_sources', 'include_edits', 'like', 'limit', 'min_score', 'model', 'order', 'since', 'sources', 'text', 'until', 'vector'].sort(),
+      [
+        'after_seq',
+        'cursor',
+        'exclude_sources',
+        'include_edits',
+        'like',
+        'limit',
+        'min_score',
+        'model',
+        'order',
+        'since',
+        'sources',
+        'text',
+        'until',
+        'vector',
+      ].sort(),
     );
     const p = (k: string) => deref(props[k]);
     expect(p('vector').type).toBe('array');
