@@ -89,14 +89,14 @@ class Noise {
 }
 
 /** base + sqrt(w) * unit, in place on a copy. */
-function add(base: Float64Array, w: number, unit: Float64Array): Float64Array {
+export function add(base: Float64Array, w: number, unit: Float64Array): Float64Array {
   const out = Float64Array.from(base);
   const k = Math.sqrt(w);
   for (let i = 0; i < DIM; i++) out[i] += k * unit[i];
   return out;
 }
 
-function toUnitF32(v: Float64Array): Float32Array {
+export function toUnitF32(v: Float64Array): Float32Array {
   let s = 0;
   for (let i = 0; i < DIM; i++) s += v[i] * v[i];
   const inv = 1 / Math.sqrt(s);

@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SearchEngine } from '../src/search/index.js';
 import { Rng } from '../test/helpers/rng.js';
+import { add, toUnitF32 } from './big-corpus.js';
 import { envInt } from './corpus.js';
 
 const DIM = 1024;
@@ -35,21 +36,6 @@ function unitF64(rng: Rng): Float64Array {
   const inv = 1 / Math.sqrt(s);
   for (let i = 0; i < DIM; i++) v[i] *= inv;
   return v;
-}
-
-/** base + sqrt(w) * unit, on a copy (bench/big-corpus.ts' add). */
-function add(base: Float64Array, w: number, unit: Float64Array): Float64Array {
-  const out = Float64Array.from(base);
-  const k = Math.sqrt(w);
-  for (let i = 0; i < DIM; i++) out[i] += k * unit[i];
-  return out;
-}
-
-function toUnitF32(v: Float64Array): Float32Array {
-  let s = 0;
-  for (let i = 0; i < DIM; i++) s += v[i] * v[i];
-  const inv = 1 / Math.sqrt(s);
-  return Float32Array.from(v, (x) => x * inv);
 }
 
 /** big-corpus.ts' corpusModel: topic sums and per topic four story sums. */
