@@ -149,7 +149,7 @@ describe('since / until', () => {
   it('a window outside the corpus answers an empty page with next_cursor null', async () => {
     const res = await h.match({ since: '2030-01-01T00:00:00Z' });
     expect(res.status, res.raw).toBe(200);
-    expect(res.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null });
+    expect(res.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null, seq: h.service.store.nextLabel() });
   });
 
   it('apply before ranking in time order: a vector query in a window pages every match inside it', async () => {

@@ -96,7 +96,7 @@ describe('GET /v1/sources', () => {
       expect(res.body).toEqual({ count: 0, sources: [] });
       const m = await empty.match();
       expect(m.status, m.raw).toBe(200);
-      expect(m.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null });
+      expect(m.body).toEqual({ model: 'bge-m3', order: 'time', count: 0, items: [], next_cursor: null, seq: 0 });
       // With no source known, any name is unknown.
       expectError(await empty.match({ sources: ['Wire One'] }), 422, 'invalid_request', { names: 'Wire One' });
     } finally {
