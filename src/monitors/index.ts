@@ -1,0 +1,1 @@
+export { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.js';
