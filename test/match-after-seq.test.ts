@@ -82,6 +82,9 @@ describe('after_seq', () => {
     // Nothing new since: an empty answer at the same seq.
     const again = await h.match({ after_seq: res.body.seq });
     expect([again.body.count, again.body.seq]).toEqual([0, res.body.seq]);
+    // A seq from the future answers nothing and never sends the loop back.
+    const ahead = await h.match({ after_seq: res.body.seq + 1000 });
+    expect([ahead.body.count, ahead.body.seq]).toEqual([0, res.body.seq + 1000]);
   });
 
   it('with a vector: the new revisions scoring at least min_score, exactly (the oracle: a float64 dot over the batch)', async () => {

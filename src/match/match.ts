@@ -131,8 +131,9 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
           exclude_sources: req.exclude_sources ? [...req.exclude_sources].sort() : null,
         });
   const after = req.cursor === undefined ? undefined : deps.cursors.decode(req.cursor, fp);
-  // An after_seq walk's pages all read the set as it stood at its first page (its cursor carries where that ended).
-  const seq = req.after_seq === undefined ? synced : (after?.seq ?? synced);
+  // An after_seq walk's pages all read the set as it stood at its first page (its cursor carries
+  // where that ended); an after_seq past what is in reach answers nothing and keeps its place.
+  const seq = req.after_seq === undefined ? synced : Math.max(req.after_seq, after?.seq ?? synced);
   if (req.after_seq !== undefined) domain.labels = { from: req.after_seq, to: seq };
   const walk = req.after_seq === undefined ? undefined : seq;
 
