@@ -14,12 +14,23 @@
  * 0.6–0.7: a story's articles), narrow story monitors (floor 0.72–0.85: few or none), and
  * off-topic or random ones (floor 0.5: none).
  *
+ * Then ingest with and without monitors: BENCH_INGEST_BATCHES batches (default 10) of about
+ * BENCH_CHUNKS new chunks each, imported (service.importFile, the `newsmatch import` path) into
+ * two fresh stores, batch by batch in turn so the machine's noise falls on both; one of them
+ * also scores each batch's window against the monitors (monitors/MonitorMatcher: the chunks read
+ * back from LMDB, the kernel, the filters). The line `monitors_ingest:` gives both rates and the
+ * slowdown.
+ *
  *   BENCH_MONITORS=10000 BENCH_CHUNKS=1000 BENCH_RUNS=5 npm run bench:monitors
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { MonitorMatcher } from '../src/monitors/index.js';
 import { SearchEngine } from '../src/search/index.js';
+import { openService } from '../src/service.js';
+import { vectorB64 } from '../test/helpers/corpus.js';
 import { Rng } from '../test/helpers/rng.js';
 import { add, toUnitF32 } from './big-corpus.js';
 import { envInt } from './corpus.js';
@@ -106,6 +117,84 @@ function monitors(rng: Rng, m: ReturnType<typeof model>, count: number) {
   return { vectors, floors };
 }
 
+/** A JSONL batch of articles about `n` chunks long, in the import format. */
+function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number, b: number): string {
+  const { vectors } = newChunks(rng, m, n);
+  const lines: string[] = [];
+  for (let row = 0, a = 0; row < n; a++) {
+    const chunks = [];
+    for (let c = rng.range(3, 6); c > 0 && row < n; c--, row++)
+      chunks.push({ text: `chunk ${c}`, vector_b64: vectorB64(vectors.subarray(row * DIM, (row + 1) * DIM)) });
+    lines.push(
+      JSON.stringify({
+        url: `https://wireone.example/ingest/${b}/${a}`,
+        source: 'Wire One',
+        title: `Article ${b}.${a}`,
+        snippet: 'A benchmark article.',
+        text: 'Body.',
+        published_at: new Date(Date.UTC(2026, 0, 1) + rng.int(300) * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        chunks,
+      }),
+    );
+  }
+  const file = path.join(dir, `batch-${b}.jsonl`);
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** Ingest with and without monitors, batch by batch in turn. */
+async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number): Promise<void> {
+  const batches = envInt('BENCH_INGEST_BATCHES', 10);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-ingest-'));
+  try {
+    const files = Array.from({ length: batches }, (_, b) => batchFile(root, rng, mod, n, b));
+    const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
+    const [off, on] = [await open('off'), await open('on')];
+    const matcher = new MonitorMatcher(on.engine, on.store, on.catalog);
+    const m = mon.floors.length;
+    await matcher.set(
+      Array.from({ length: m }, (_, i) => ({
+        id: String(i),
+        vectors: [mon.vectors.subarray(i * DIM, (i + 1) * DIM)],
+        minScore: mon.floors[i],
+        domain: { includeEdits: true, sources: null },
+      })),
+    );
+    let tOff = 0;
+    let tOn = 0;
+    let tMatch = 0;
+    let matches = 0;
+    let from = 0;
+    for (const file of files) {
+      let t = performance.now();
+      await off.importFile(file);
+      await off.catchUp();
+      tOff += performance.now() - t;
+      t = performance.now();
+      await on.importFile(file);
+      await on.catchUp();
+      const to = Math.min(on.catalog.labels, on.engine.stats().nextLabel);
+      const tm = performance.now();
+      matches += (await matcher.advance(from, to)).length;
+      tMatch += performance.now() - tm;
+      from = to;
+      tOn += performance.now() - t;
+    }
+    const chunks = on.store.nextLabel();
+    await off.close();
+    await on.close();
+    const rate = (ms: number) => (chunks / ms) * 1000;
+    console.log(
+      `\ningest of ${chunks} chunks in ${batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} (matching ${tMatch.toFixed(0)} ms of ${tOn.toFixed(0)}; ${matches} matches)`,
+    );
+    console.log(
+      `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} matches=${matches}`,
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
@@ -163,6 +252,7 @@ async function main(): Promise<void> {
     engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  await ingest(rng, mod, mon, n);
 }
 
 await main();

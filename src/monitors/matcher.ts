@@ -33,6 +33,8 @@ export class MonitorMatcher {
   /** The kernel's rows: one a query vector, each naming its monitor. */
   #rowOf: number[] = [];
   #set: MonitorSet | null = null;
+  /** Whether each monitor filters at all (most standing queries do not: no domain check then). */
+  #filtered: boolean[] = [];
 
   constructor(
     readonly engine: SearchEngine,
@@ -55,6 +57,7 @@ export class MonitorMatcher {
     this.#set = rows.length === 0 ? null : await this.engine.prepareMonitors(vectors, floors);
     this.#specs = specs;
     this.#rowOf = rows;
+    this.#filtered = specs.map(({ domain: d }) => !d.includeEdits || d.sources !== null || d.since !== undefined || d.until !== undefined);
   }
 
   /**
@@ -75,16 +78,25 @@ export class MonitorMatcher {
       labels[i] = label;
     }
     const m = await this.#set.score({ vectors, ords, labels });
-    // Several vectors of one monitor (like) may each match a revision: its best counts.
-    const best = new Map<string, MonitorMatch>();
+    // The kernel gives each (row, revision) once, rows in monitor order: a monitor of one
+    // vector needs no merging, and one without filters no domain check.
+    const out: MonitorMatch[] = [];
+    const merged = new Map<string, MonitorMatch>();
     for (let i = 0; i < m.monitor.length; i++) {
       const spec = this.#specs[this.#rowOf[m.monitor[i]]];
       const ord = m.ord[i];
-      if (!inDomain(this.catalog, ord, spec.domain)) continue;
+      if (this.#filtered[this.#rowOf[m.monitor[i]]] && !inDomain(this.catalog, ord, spec.domain)) continue;
+      const match = { monitor: spec.id, ord, label: m.label[i], score: m.score[i] };
+      if (spec.vectors.length === 1) {
+        out.push(match);
+        continue;
+      }
+      // Several vectors of one monitor (like) may each match a revision: its best counts.
       const key = `${spec.id}\0${ord}`;
-      const had = best.get(key);
-      if (!had || m.score[i] > had.score) best.set(key, { monitor: spec.id, ord, label: m.label[i], score: m.score[i] });
+      const had = merged.get(key);
+      if (!had || match.score > had.score) merged.set(key, match);
     }
-    return [...best.values()].sort((a, b) => (a.monitor < b.monitor ? -1 : a.monitor > b.monitor ? 1 : a.ord - b.ord));
+    if (merged.size === 0) return out;
+    return [...out, ...merged.values()].sort((a, b) => (a.monitor < b.monitor ? -1 : a.monitor > b.monitor ? 1 : a.ord - b.ord));
   }
 }
