@@ -12,17 +12,26 @@ import { Store } from '../store/index.js';
 import { UsageError, quietLevel, quietLog, printSummary } from './output.js';
 import { startProgress, type Progress } from './progress.js';
 
+/**
+ * Where an import writes: the whole service, or, while a running server owns the search
+ * engine, the store alone (the server indexes the records on its next request).
+ */
+export async function openForImport(config: Config): Promise<{ service: Service } | { store: Store }> {
+  try {
+    return { service: await openService({ ...config, logLevel: quietLevel(config) }) };
+  } catch (e) {
+    if (!(e instanceof EngineLockedError)) throw e;
+    process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
+    return { store: new Store(path.join(config.dataDir, 'lmdb')) };
+  }
+}
+
 export async function importCommand(config: Config, file: string): Promise<number> {
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
   const size = fs.statSync(file).size;
-  let service: Service;
-  try {
-    service = await openService({ ...config, logLevel: quietLevel(config) });
-  } catch (e) {
-    if (!(e instanceof EngineLockedError)) throw e;
-    // A running server owns the search engine: write the records; it indexes them itself.
-    process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
-    const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const opened = await openForImport(config);
+  if ('store' in opened) {
+    const { store } = opened;
     const embedder = await openEmbedder(config, quietLog(config));
     const progress = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
     try {
@@ -40,6 +49,7 @@ export async function importCommand(config: Config, file: string): Promise<numbe
       await store.close();
     }
   }
+  const { service } = opened;
   const reading = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
   let indexing: Progress | null = null;
   let current = reading;

@@ -10,10 +10,9 @@ import { settings, type Config } from '../config.js';
 import { DEMO_MIN_SCORE, DEMO_SOURCES, DEMO_TOPICS, generateDemoCorpus, newestOfTopic, writeDemoJsonl, type DemoTopic } from '../demo/index.js';
 import { importFile, type ImportSummary } from '../ingest/index.js';
 import { KeyStore } from '../platform/index.js';
-import { EngineLockedError } from '../search/index.js';
-import { openService } from '../service.js';
 import { Store } from '../store/index.js';
-import { UsageError, quietLevel } from './output.js';
+import { openForImport } from './corpus.js';
+import { UsageError } from './output.js';
 
 /** The topic of the printed queries: the vector is its newest article's headline, `q` its word. */
 const QUERY_TOPIC = 'strike';
@@ -96,19 +95,15 @@ export async function demoCommand(config: Config, rest: string[], flags: { force
 
 /** As `newsmatch import` does: through the service, or, beside a running server, records only (it indexes them). */
 async function importDemo(config: Config, file: string): Promise<{ summary: ImportSummary; beside: boolean }> {
-  let service: Awaited<ReturnType<typeof openService>>;
-  try {
-    service = await openService({ ...config, logLevel: quietLevel(config) });
-  } catch (e) {
-    if (!(e instanceof EngineLockedError)) throw e;
-    process.stderr.write('a running server owns the search engine: importing records only; the server indexes them on its next request\n');
-    const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const opened = await openForImport(config);
+  if ('store' in opened) {
     try {
-      return { summary: await importFile(store, file), beside: true };
+      return { summary: await importFile(opened.store, file), beside: true };
     } finally {
-      await store.close();
+      await opened.store.close();
     }
   }
+  const { service } = opened;
   try {
     return { summary: await service.importFile(file), beside: false };
   } finally {

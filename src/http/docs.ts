@@ -7,7 +7,7 @@
  *
  * The plugin's own routes are not mounted: they build a URL from the Host header (a 500 on a
  * malformed one) and redirect /docs to /docs/. The bundle is taken from the plugin once, on a
- * throwaway instance, and served by the routes below.
+ * throwaway instance, when it is first asked for, and served by the routes below.
  */
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -58,7 +58,7 @@ export function docsPage(): string {
 
 let bundle: Promise<string> | undefined;
 
-/** Scalar's standalone bundle (about 4 MB), as the plugin serves it: read once a process. */
+/** Scalar's standalone bundle (about 4 MB), as the plugin serves it: read once a process, on the first request for it (not at start-up). */
 function scalarBundle(): Promise<string> {
   bundle ??= (async () => {
     const donor = Fastify({ logger: false });
@@ -70,18 +70,25 @@ function scalarBundle(): Promise<string> {
     } finally {
       await donor.close();
     }
-  })();
+  })().catch((e: unknown) => {
+    // A failed read is tried again by the next request, not kept.
+    bundle = undefined;
+    throw e;
+  });
   return bundle;
 }
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
-  const [page, script] = [docsPage(), await scalarBundle()];
+  const page = docsPage();
   const config = { schema: { hide: true }, logLevel: 'warn' } as const;
   for (const url of [DOCS_PATH, `${DOCS_PATH}/`]) {
     app.get(url, config, async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
   }
   // The bundle changes only with the package: a day in caches.
   app.get(DOCS_SCRIPT, config, async (_req, reply) =>
-    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(script),
+    reply
+      .type('application/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(await scalarBundle()),
   );
 }
