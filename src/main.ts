@@ -9,21 +9,9 @@ export async function serve(config: Config): Promise<string> {
   const service = await openService(config);
   const app = await buildApp(service);
   const listening = await app.listen({ host: config.host, port: config.port });
-  // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
-  const opsAt = await app.ops.listen().catch(async (e: unknown) => {
-    await app.close();
-    throw e;
-  });
-  if (opsAt) service.log.info(`metrics and probes also on ${opsAt}`);
-  const facts = await startupFacts(config, { chunks: service.store.nextLabel(), revisions: service.store.nextOrd() }, listening);
-  service.log.info({ startup: facts }, startupMessage(facts));
-  // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
-  service.news.startBackground();
-  const poller = config.ingest === 'on' ? service.createPoller() : null;
-  if (poller) {
-    service.log.info(`ingest on: polling ${service.outlets.list().filter((o) => o.enabled).length} enabled outlet(s)`);
-    poller.start();
-  }
+  // Handlers go in as soon as the port is open: a SIGTERM during the start-up facts below
+  // (the store size walk) must still drain and exit 0, not kill the process.
+  let poller: ReturnType<typeof service.createPoller> | null = null;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -48,5 +36,21 @@ export async function serve(config: Config): Promise<string> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // METRICS_LISTEN: /metrics, /healthz and /readyz alone, with no key (closed with the app).
+  const opsAt = await app.ops.listen().catch(async (e: unknown) => {
+    await app.close();
+    throw e;
+  });
+  if (opsAt) service.log.info(`metrics and probes also on ${opsAt}`);
+  const facts = await startupFacts(config, { chunks: service.store.nextLabel(), revisions: service.store.nextOrd() }, listening);
+  service.log.info({ startup: facts }, startupMessage(facts));
+  if (closing) return listening;
+  // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
+  service.news.startBackground();
+  poller = config.ingest === 'on' ? service.createPoller() : null;
+  if (poller) {
+    service.log.info(`ingest on: polling ${service.outlets.list().filter((o) => o.enabled).length} enabled outlet(s)`);
+    poller.start();
+  }
   return listening;
 }
