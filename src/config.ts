@@ -442,6 +442,30 @@ export const settings = {
     parse: oneOf('on', 'off'),
     doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may reach public addresses only, not loopback, private, link-local or reserved ones, directly or through `LIVE_PROXY_URL` (502 `scrape_failed`). `on` for a test site on this machine.',
   },
+  monitorRetryHours: {
+    env: 'MONITOR_RETRY_HOURS',
+    default: 24,
+    parse: num(0.001, 24 * 30),
+    doc: 'A webhook event that no attempt delivered (a 2xx) is retried, with exponential backoff and jitter, for this many hours after its first try; then it is given up, its credits are refunded, and the monitor pauses.',
+  },
+  monitorWebhookTimeoutMs: {
+    env: 'MONITOR_WEBHOOK_TIMEOUT_MS',
+    default: 10_000,
+    parse: int(100, 120_000),
+    doc: 'How long a webhook receiver has to answer one delivery (and the test delivery at creation).',
+  },
+  monitorStreamHeartbeatMs: {
+    env: 'MONITOR_STREAM_HEARTBEAT_MS',
+    default: 15_000,
+    parse: int(10, 600_000),
+    doc: 'An open monitor stream (GET /v1/monitors/{id}/events) gets a comment line this often when no event comes, so proxies keep it open and a dead client is noticed.',
+  },
+  monitorStreamMaxBufferBytes: {
+    env: 'MONITOR_STREAM_MAX_BUFFER_BYTES',
+    default: 1_048_576,
+    parse: int(1024, 64 * 1_048_576),
+    doc: 'A stream whose client reads too slowly is closed once this many bytes wait for it (it resumes with Last-Event-ID); nothing is buffered without bound.',
+  },
   bodyLimit: { env: 'BODY_LIMIT_BYTES', default: 1_048_576, parse: int(1024, 64 * 1_048_576), doc: 'Largest accepted request body, in bytes.' },
   shutdownTimeoutMs: {
     env: 'SHUTDOWN_TIMEOUT_MS',

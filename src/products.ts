@@ -21,6 +21,7 @@ export const PRODUCTS = {
   job_boards: 'live_page',
   contacts: 'contacts',
   marketplace: 'marketplace',
+  monitors: 'indexed',
 } as const satisfies Record<string, Family>;
 
 export type Product = keyof typeof PRODUCTS;

@@ -163,7 +163,7 @@ export class Billing {
    * at price 0. The metering path passes the account's record it has authorised with, which
    * saves a lookup.
    */
-  charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }): Promise<Charge> {
+  charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }, units = 1): Promise<Charge> {
     // A record dropped since the caller took it (fold): the account's current one.
     const h = typeof account === 'string' ? this.held(account) : account.dropped ? this.held(account.id) : account;
     // Authorised with a record a moment ago: its subscription was read fresh then.
@@ -179,7 +179,7 @@ export class Billing {
       // The subscription and its period, read from one object.
       const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
       if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);
-      const debit = debitCall(accountId, state, product, subscribed, ctx, now, out);
+      const debit = debitCall(accountId, state, product, subscribed, ctx, now, out, units);
       return { account: accountId, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
     });
   }

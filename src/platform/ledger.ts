@@ -106,11 +106,13 @@ export function applyEntry(state: AccountState, e: LedgerEntry): void {
       }
       if (e.product === undefined || e.period === undefined) break;
       // Counted in place: a state outlives many calls, and a new object a call is garbage for each.
+      // A debit counts its units (a monitor's delivery: one a match), a refund gives them back.
+      const n = e.units === undefined ? 1 : Math.abs(e.units);
       const u = state.usage[e.product];
       if (u?.periodStart !== e.period) {
-        if (e.kind === 'debit') state.usage[e.product] = { periodStart: e.period, used: 1 };
-      } else if (e.kind === 'debit') u.used += 1;
-      else if (u.used > 0) u.used -= 1;
+        if (e.kind === 'debit') state.usage[e.product] = { periodStart: e.period, used: n };
+      } else if (e.kind === 'debit') u.used += n;
+      else u.used = Math.max(0, u.used - n);
       break;
     }
   }

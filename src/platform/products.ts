@@ -44,6 +44,17 @@ export const MARKETPLACE_PLANS = {
   payg: { priceMicros: 0, included: 0, overageMicros: 20_100, rate: { quota: 5, windowS: 1 }, stop: 18_500 },
 } as const satisfies Record<string, { priceMicros: number; included: number; overageMicros: number | null; rate: Rate; stop: number }>;
 
+/**
+ * What each credit plan allows of monitors (README, "Monitors"): monitors standing at once, and
+ * matches delivered a period (each a credit of the monitors product, one `units` a match).
+ */
+export const MONITOR_LIMITS = {
+  free: { monitors: 3, deliveries: 1_000 },
+  pro: { monitors: 100, deliveries: 100_000 },
+  ultra: { monitors: 1_000, deliveries: 1_000_000 },
+  mega: { monitors: 10_000, deliveries: 10_000_000 },
+} as const satisfies Record<keyof typeof CREDIT_PLANS, { monitors: number; deliveries: number }>;
+
 export type CreditPlan = keyof typeof CREDIT_PLANS;
 export type MarketplacePlan = keyof typeof MARKETPLACE_PLANS;
 export type Plan = CreditPlan | MarketplacePlan;

@@ -10,7 +10,7 @@
 import { AppError } from '../errors.js';
 import { OPERATOR, type Subscription } from './journal.js';
 import { applyEntry, live, total, type AccountState, type JournalEntry, type LedgerEntry, type Lot, type LotKind, type PeriodView } from './ledger.js';
-import { creditsOf, familyOf, MARKETPLACE_PLANS, PRODUCT_NAMES, type MarketplacePlan, type Product } from './products.js';
+import { creditsOf, familyOf, MARKETPLACE_PLANS, MONITOR_LIMITS, PRODUCT_NAMES, type CreditPlan, type MarketplacePlan, type Product } from './products.js';
 
 /** Credits a new account starts with (section 8.1). */
 export const FREE_CREDITS = 250;
@@ -96,6 +96,7 @@ export function debitCall(
   ctx: CallContext,
   now: number,
   out: LedgerEntry[],
+  units = 1,
 ): LedgerEntry {
   const { requestId, keyId } = ctx;
   const usage = state.usage[product];
@@ -132,7 +133,17 @@ export function debitCall(
       out,
     );
   }
-  const cost = creditsOf(product);
+  if (product === 'monitors') {
+    const cap = MONITOR_LIMITS[subscribed.sub.plan as CreditPlan].deliveries;
+    if (used + units > cap) {
+      throw new AppError(
+        'quota_exceeded',
+        `the ${subscribed.sub.plan} plan of monitors delivers ${cap} matches a period and ${used} are used; it renews at ${new Date(subscribed.end).toISOString()}`,
+        { headers: retryAfter(subscribed.end - now) },
+      );
+    }
+  }
+  const cost = creditsOf(product) * units;
   let held = 0;
   for (const l of state.lots) if (live(l, now)) held += l.credits;
   // Refused before anything is recorded: the state is left as it was.
@@ -162,6 +173,7 @@ export function debitCall(
       keyId,
       period: subscribed.start,
       lots: taken,
+      ...(units !== 1 && { units }),
     },
     out,
   );
@@ -180,7 +192,7 @@ export function refundDebit(account: string, state: AccountState, d: LedgerEntry
     if (lot && live(lot, now)) returned.push([lotId, credits]);
     else lost += credits;
   }
-  const units = d.units ? { units: -1, overageMicros: -(d.overageMicros ?? 0) } : {};
+  const units = d.units ? { units: -d.units, ...(d.overageMicros !== undefined && { overageMicros: -d.overageMicros }) } : {};
   record(
     account,
     state,

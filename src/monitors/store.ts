@@ -1,0 +1,253 @@
+/**
+ * Monitors' records, in LMDB beside the articles (the source of truth for them too):
+ *
+ *   monitors          id → MonitorRecord
+ *   monitorOwners     [account, id] → true                  (an account's monitors, in id order)
+ *   monitorEvents     [monitor, seq] → MonitorEvent         (a monitor's events in ingest order)
+ *   monitorOutbox     [dueAt, eventId] → OutboxEntry        (webhook events still to deliver, by when)
+ *   monitorAttempts   [monitor, at, n] → DeliveryAttempt    (the delivery log, oldest first)
+ *   monitorMeta       'through' → label                     (every window below it is matched)
+ *
+ * An event is one window of the ingest sequence's matches for one monitor: its `seq` is the
+ * window's end, so a monitor's events are ordered and numbered by it, and an event's id names
+ * both (a receiver dedups on it). The matcher writes a window's events, their outbox entries
+ * and the new `through` in one transaction: a crash before it re-matches the window on the next
+ * start, a crash after it loses nothing, and no window is matched twice.
+ */
+import type { Database, RootDatabase } from 'lmdb';
+import type { ArticleFields } from '../store/index.js';
+
+export type MonitorStatus = 'active' | 'paused';
+
+export interface MonitorQuery {
+  text?: string;
+  /** Sent as a vector: kept as sent (the matcher uses `vectors`). */
+  vector?: boolean;
+  like?: string;
+}
+
+export interface MonitorRecord {
+  id: string;
+  account: string;
+  /** The key that created it (its charges name it). */
+  keyId: string;
+  /** Unix ms. */
+  created: number;
+  query: MonitorQuery;
+  /** The query's unit vectors, n × 1024 float32 little-endian (one for text and vector; a chunk each for like). */
+  vectors: Uint8Array;
+  minScore: number;
+  sources: string[] | null;
+  excludeSources: string[] | null;
+  includeEdits: boolean;
+  /** like: the liked article's URL, whose new revisions are left out (they would match themselves). */
+  excludeUrl: string | null;
+  /** Where matches go: a URL they are POSTed to, or null for a stream (GET /v1/monitors/{id}/events). */
+  webhookUrl: string | null;
+  /** The HMAC-SHA256 key of webhook signatures (`whsec_…`), shown once at creation; null for a stream. */
+  secret: string | null;
+  status: MonitorStatus;
+  /** Why it is paused (auto-pause after failed deliveries, an empty wallet, the plan's deliveries used up). */
+  pausedReason: string | null;
+  /** The sequence from which it has not matched while paused: POST /v1/match after_seq reads what it missed. */
+  pausedSeq: number | null;
+  /** Revisions that became searchable before this point are not its matches (the sequence at creation). */
+  startSeq: number;
+  /** Webhook deliveries failed in a row (reset by a success); past the limit it pauses. */
+  failures: number;
+  /** The sequence of its last event, or null before the first. */
+  lastSeq: number | null;
+}
+
+/** A match as /v1/match returns one. */
+export interface MonitorItem extends ArticleFields {
+  score: number;
+  best_chunk: string;
+}
+
+export interface MonitorEvent {
+  /** `evt_<monitor>_<seq>`: the same for every delivery of the event. */
+  id: string;
+  monitor: string;
+  /** The window: revisions that became searchable in [fromSeq, seq). */
+  fromSeq: number;
+  seq: number;
+  /** Unix ms. */
+  created: number;
+  /** By event_time, newest first. */
+  items: MonitorItem[];
+  /** Credits charged for it (one a match). */
+  credits: number;
+  /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule. */
+  delivery: 'pending' | 'delivered' | 'failed' | null;
+}
+
+export interface OutboxEntry {
+  event: string;
+  monitor: string;
+  seq: number;
+  /** Attempts made so far. */
+  attempts: number;
+  /** Unix ms of the first attempt's due time: retries stop this long after it (MONITOR_RETRY_HOURS). */
+  firstDue: number;
+}
+
+export interface DeliveryAttempt {
+  event: string;
+  /** Unix ms. */
+  at: number;
+  /** 1 for the first try of the event. */
+  attempt: number;
+  /** The receiver's HTTP status, or null when none came (refused, timed out, blocked). */
+  status: number | null;
+  ok: boolean;
+  error: string | null;
+  durationMs: number;
+  /** When the next try is due (unix ms), or null: delivered or given up. */
+  nextAt: number | null;
+}
+
+export const eventId = (monitor: string, seq: number): string => `evt_${monitor.slice(4)}_${seq}`;
+
+/** Parses an event id into its monitor and sequence (null: not one of ours). */
+export function parseEventId(id: string): { monitor: string; seq: number } | null {
+  const m = /^evt_([0-9a-f]{20})_(\d{1,15})$/.exec(id);
+  return m ? { monitor: `mon_${m[1]}`, seq: Number(m[2]) } : null;
+}
+
+/** Attempts kept per monitor in the delivery log (the oldest go first). */
+export const ATTEMPTS_KEPT = 1000;
+
+export class MonitorStore {
+  readonly monitors: Database<MonitorRecord, string>;
+  readonly owners: Database<true, [string, string]>;
+  readonly events: Database<MonitorEvent, [string, number]>;
+  readonly outbox: Database<OutboxEntry, [number, string]>;
+  readonly attempts: Database<DeliveryAttempt, [string, number, number]>;
+  readonly #meta: Database<number, string>;
+
+  constructor(readonly root: RootDatabase) {
+    this.monitors = root.openDB({ name: 'monitors' });
+    this.owners = root.openDB({ name: 'monitorOwners' });
+    this.events = root.openDB({ name: 'monitorEvents' });
+    this.outbox = root.openDB({ name: 'monitorOutbox' });
+    this.attempts = root.openDB({ name: 'monitorAttempts' });
+    this.#meta = root.openDB({ name: 'monitorMeta' });
+  }
+
+  get(id: string): MonitorRecord | undefined {
+    return this.monitors.get(id);
+  }
+
+  /** An account's monitors, in id order. */
+  list(account: string): MonitorRecord[] {
+    const out: MonitorRecord[] = [];
+    for (const { key } of this.owners.getRange({ start: [account], end: [account, '\uffff'] })) {
+      const m = this.monitors.get(key[1]);
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  count(account: string): number {
+    return this.owners.getKeysCount({ start: [account], end: [account, '\uffff'] });
+  }
+
+  /** Every monitor (the matcher's set at start-up). */
+  *all(): Iterable<MonitorRecord> {
+    for (const { value } of this.monitors.getRange()) yield value;
+  }
+
+  put(m: MonitorRecord): Promise<boolean> {
+    return this.root.transaction(() => {
+      this.monitors.put(m.id, m);
+      this.owners.put([m.account, m.id], true);
+      return true;
+    });
+  }
+
+  /** Changes a monitor in one transaction (f sees the stored record; undefined: it was deleted meanwhile). */
+  update(id: string, f: (m: MonitorRecord) => void): Promise<MonitorRecord | undefined> {
+    return this.root.transaction(() => {
+      const m = this.monitors.get(id);
+      if (!m) return undefined;
+      const next = structuredClone(m);
+      f(next);
+      this.monitors.put(id, next);
+      return next;
+    });
+  }
+
+  /** Deletes a monitor with its events, outbox entries and delivery log. */
+  remove(id: string): Promise<boolean> {
+    return this.root.transaction(() => {
+      const m = this.monitors.get(id);
+      if (!m) return false;
+      this.monitors.remove(id);
+      this.owners.remove([m.account, id]);
+      for (const { key } of this.events.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.events.remove(key);
+      for (const { key } of this.attempts.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.attempts.remove(key);
+      for (const { key, value } of this.outbox.getRange()) if (value.monitor === id) this.outbox.remove(key);
+      return true;
+    });
+  }
+
+  /** Where the matcher is: every window below it has its events written. */
+  through(): number | undefined {
+    return this.#meta.get('through');
+  }
+
+  /**
+   * A matched window, in one transaction: its events (and, for webhook monitors, their outbox
+   * entries due `now`), each monitor's `lastSeq`, and `through` moved to the window's end.
+   */
+  commitWindow(to: number, events: MonitorEvent[], now: number): Promise<boolean> {
+    return this.root.transaction(() => {
+      for (const e of events) {
+        const m = this.monitors.get(e.monitor);
+        if (!m) continue;
+        this.events.put([e.monitor, e.seq], e);
+        this.monitors.put(m.id, { ...m, lastSeq: e.seq });
+        if (e.delivery === 'pending') this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
+      }
+      this.#meta.put('through', to);
+      return true;
+    });
+  }
+
+  /** Sets `through` alone (the first start: matching begins at what LMDB holds then). */
+  setThrough(to: number): Promise<boolean> {
+    return this.#meta.put('through', to);
+  }
+
+  event(monitor: string, seq: number): MonitorEvent | undefined {
+    return this.events.get([monitor, seq]);
+  }
+
+  /** A monitor's events with seq > `after`, oldest first. */
+  eventsAfter(monitor: string, after: number, limit: number): MonitorEvent[] {
+    const out: MonitorEvent[] = [];
+    for (const { value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER], limit })) out.push(value);
+    return out;
+  }
+
+  /** Outbox entries due at or before `now`, earliest first. */
+  due(now: number, limit: number): { key: [number, string]; value: OutboxEntry }[] {
+    const out: { key: [number, string]; value: OutboxEntry }[] = [];
+    for (const { key, value } of this.outbox.getRange({ end: [now, '\uffff'], limit })) out.push({ key, value });
+    return out;
+  }
+
+  /** When the earliest outbox entry is due (unix ms), or null when it is empty. */
+  nextDue(): number | null {
+    for (const { key } of this.outbox.getRange({ limit: 1 })) return key[0];
+    return null;
+  }
+
+  /** A monitor's delivery log, newest first, before `before` (unix ms; paging). */
+  attemptsOf(monitor: string, limit: number, before = Number.MAX_SAFE_INTEGER): DeliveryAttempt[] {
+    const out: DeliveryAttempt[] = [];
+    for (const { value } of this.attempts.getRange({ start: [monitor, before], end: [monitor, 0], reverse: true, limit })) out.push(value);
+    return out;
+  }
+}
