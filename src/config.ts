@@ -442,6 +442,12 @@ export const settings = {
     parse: oneOf('on', 'off'),
     doc: '`off`: URLs and domains a caller names (contacts, publisher pages) may reach public addresses only, not loopback, private, link-local or reserved ones, directly or through `LIVE_PROXY_URL` (502 `scrape_failed`). `on` for a test site on this machine.',
   },
+  monitorPumpMs: {
+    env: 'MONITOR_PUMP_MS',
+    default: 1000,
+    parse: int(10, 600_000),
+    doc: 'How often the server looks for revisions written by another process (`newsmatch import` beside it) to index them and match them against the monitors; its own writes are matched at once.',
+  },
   monitorRetryHours: {
     env: 'MONITOR_RETRY_HOURS',
     default: 24,

@@ -48,6 +48,11 @@ export const catalogue = {
     status: 422,
     message: 'The article given as like is stored without vectors (imported while text mode was off); run `newsmatch embed`.',
   },
+  // monitors
+  monitor_not_found: { code: 'monitor_not_found', status: 404, message: 'This account has no monitor with this id.' },
+  webhook_blocked: { code: 'webhook_blocked', status: 422, message: 'The webhook URL is a loopback, private or reserved address (LIVE_ALLOW_PRIVATE is off).' },
+  webhook_unreachable: { code: 'webhook_unreachable', status: 422, message: 'The webhook URL did not answer a test delivery.' },
+  monitor_limit: { code: 'monitor_limit', status: 403, message: "The plan's count of monitors is reached: delete one or change plan." },
   // keyword search (news, jobs)
   empty_query: {
     code: 'empty_query',

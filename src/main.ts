@@ -47,6 +47,7 @@ export async function serve(config: Config): Promise<string> {
   if (closing) return listening;
   // Revisions LMDB holds that the keyword index lacks (a first start, `reindex --keyword`).
   service.news.startBackground();
+  service.startBackground();
   poller = config.ingest === 'on' ? service.createPoller() : null;
   if (poller) {
     service.log.info(`ingest on: polling ${service.outlets.list().filter((o) => o.enabled).length} enabled outlet(s)`);

@@ -15,6 +15,7 @@ import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec } from './cursor/index.js';
 import { PageCache, type MatchDeps } from './match/index.js';
+import { MonitorFeed, Monitors, MonitorStore } from './monitors/index.js';
 import { HttpClient, liveScraping, politePolling } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
@@ -55,6 +56,12 @@ export interface Service extends MatchDeps {
   createPoller(): Poller;
   /** Told of every outlet poll by this service's pollers (metrics listen: src/ops). */
   readonly pollListeners: Set<(outlet: string, ok: boolean) => void>;
+  /** Monitors: their records, the pump that matches each new window, the feed of their events. */
+  monitors: Monitors;
+  monitorStore: MonitorStore;
+  monitorFeed: MonitorFeed;
+  /** serve's background work: catching up with writes from elsewhere and matching monitors (every MONITOR_PUMP_MS), delivering webhooks. */
+  startBackground(): void;
   /** Imports a JSONL file, then indexes, seals and saves everything it added. */
   importFile(file: string, hooks?: ImportHooks & { onIndexProgress?: (done: number, total: number) => void }): Promise<ImportSummary>;
   close(): Promise<void>;
@@ -147,6 +154,35 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     while (lagging()) await (catching ??= catchUpSlices());
   };
 
+  const monitorStore = new MonitorStore(store.root);
+  const monitorFeed = new MonitorFeed();
+  const embedQuery = embedder ? (text: string) => embedder.embedQuery(text) : undefined;
+  const outletNames = () =>
+    new Set(
+      outlets
+        .list()
+        .filter((o) => o.enabled)
+        .map((o) => o.name),
+    );
+  const monitors = new Monitors({
+    store,
+    catalog,
+    engine,
+    monitors: monitorStore,
+    feed: monitorFeed,
+    billing,
+    log,
+    clock,
+    catchUp,
+    embedQuery,
+    outletNames,
+    checkWebhook: async () => {},
+  });
+  await monitors.open();
+  // Matching runs after every write this process makes, and on a timer for writes from elsewhere.
+  const pumpMonitors = () => void monitors.pump().catch((e) => log.error({ err: e }, 'matching monitors failed'));
+  let background: NodeJS.Timeout | null = null;
+
   return {
     config,
     log,
@@ -161,15 +197,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     idempotency: new IdempotencyStore(store, clock),
     embedder,
     chunking,
-    embedQuery: embedder ? (text) => embedder.embedQuery(text) : undefined,
+    embedQuery,
     outlets,
-    outletNames: () =>
-      new Set(
-        outlets
-          .list()
-          .filter((o) => o.enabled)
-          .map((o) => o.name),
-      ),
+    outletNames,
     keyword,
     news,
     jobs,
@@ -186,7 +216,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
         embedder,
         log,
         () => {
-          void catchUp().catch((e) => log.error({ err: e }, "catching up with the poller's writes failed"));
+          void catchUp()
+            .then(pumpMonitors)
+            .catch((e) => log.error({ err: e }, "catching up with the poller's writes failed"));
           news.catchUpSoon();
         },
         (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok)),
@@ -196,15 +228,28 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     pages: new PageCache(config.pageCacheEntries),
     sync,
     catchUp,
+    monitors,
+    monitorStore,
+    monitorFeed,
+    startBackground() {
+      if (background) return;
+      background = setInterval(() => {
+        if (!closed) void catchUp().then(pumpMonitors, (e) => log.error({ err: e }, 'catching up failed'));
+      }, config.monitorPumpMs);
+      background.unref();
+    },
     async importFile(file, hooks = {}) {
       const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
       sync();
       news.catchUp();
       await maintenance.flush(hooks.onIndexProgress);
+      await monitors.pump();
       return summary;
     },
     async close() {
       closed = true;
+      if (background) clearInterval(background);
+      await monitors.close();
       await live.close();
       await parsers.close();
       news.close();

@@ -20,6 +20,7 @@ import { matchRoutes } from './routes/match.js';
 import { jobsRoutes } from './routes/jobs.js';
 import { liveRoutes } from './routes/live.js';
 import { marketRoutes } from './routes/market.js';
+import { monitorRoutes } from './routes/monitors.js';
 import { newsRoutes } from './routes/news.js';
 import { opsRoutes } from './routes/ops.js';
 import { playgroundRoutes } from '../playground/index.js';
@@ -126,6 +127,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   await docsRoutes(app);
   matchRoutes(app, service);
   accountRoutes(app, service.billing);
+  monitorRoutes(app, { monitors: service.monitors, monitorStore: service.monitorStore, disabled: new Set(service.config.productsDisabled) });
   sourcesRoutes(app, service);
   newsRoutes(app, service);
   jobsRoutes(app, service);

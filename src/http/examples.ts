@@ -39,6 +39,23 @@ const asin = 'B0DR8G428S';
 const seller = 'A2DP2EEPU3VU45';
 const mp = (extra: Record<string, unknown>) => ({ country: 'us', zip_code: null, ...extra });
 
+const MONITOR = {
+  id: 'mon_4f1c2b7a9e0d3c5b6a81',
+  created: '2026-05-01T09:00:00Z',
+  status: 'active',
+  paused_reason: null,
+  paused_seq: null,
+  query: { text: 'port strikes and dock automation' },
+  min_score: 0.6,
+  sources: null,
+  exclude_sources: null,
+  include_edits: false,
+  delivery: { type: 'webhook', url: 'https://hooks.example/newsmatch' },
+  start_seq: 51200,
+  last_seq: 52311,
+  failures: 0,
+};
+
 export const EXAMPLES: Record<string, Example> = {
   matchArticles: {
     request: { text: 'dock workers strike over automation', order: 'relevance', limit: 2, since: '2026-05-01T00:00:00Z' },
@@ -170,6 +187,32 @@ export const EXAMPLES: Record<string, Example> = {
           used: 300,
           credits_per_call: 1,
           rate_limit: { limit: '10/1s', quota: 10, window_s: 1 },
+        },
+      ],
+    },
+  },
+  createMonitor: {
+    request: { text: 'port strikes and dock automation', min_score: 0.6, webhook_url: 'https://hooks.example/newsmatch' },
+    response: { monitor: MONITOR, secret: 'whsec_3q2-7wVvbE1mDJz2nC8u0k1Yh9sLx4aP' },
+  },
+  listMonitors: { response: { count: 1, items: [MONITOR] } },
+  getMonitor: { response: MONITOR },
+  deleteMonitor: { response: { id: MONITOR.id, deleted: true } },
+  resumeMonitor: { request: {}, response: MONITOR },
+  listMonitorDeliveries: {
+    response: {
+      count: 2,
+      items: [
+        { event: 'evt_4f1c2b7a9e0d3c5b6a81_52311', at: '2026-05-02T08:01:30Z', attempt: 2, status: 200, ok: true, error: null, duration_ms: 84, next_at: null },
+        {
+          event: 'evt_4f1c2b7a9e0d3c5b6a81_52311',
+          at: '2026-05-02T08:01:00Z',
+          attempt: 1,
+          status: 503,
+          ok: false,
+          error: 'HTTP 503',
+          duration_ms: 41,
+          next_at: '2026-05-02T08:01:30Z',
         },
       ],
     },

@@ -31,6 +31,10 @@ export const TAGS = {
   live_page: { name: 'Live pages', description: 'Publisher listings and articles, launches, company reviews and job boards, read live (Bearer keys only).' },
   marketplace: { name: 'Marketplace', description: 'Live marketplace products, reviews, offers, sellers, categories and best sellers (Bearer keys only).' },
   contacts: { name: 'Contacts', description: 'The emails, phones and social profiles a domain publishes, read live (Bearer keys only).' },
+  monitors: {
+    name: 'Monitors',
+    description: 'Standing match queries: every new article that matches is pushed, by a signed webhook or a Server-Sent Events stream (Bearer keys only).',
+  },
   account: { name: 'Account', description: "The calling key's account: credits, subscriptions, usage and rate limits." },
   ops: { name: 'Operations', description: 'Liveness and readiness probes and Prometheus metrics: no key for the probes.' },
 } as const;

@@ -7,12 +7,16 @@
  *   monitorOutbox     [dueAt, eventId] → OutboxEntry        (webhook events still to deliver, by when)
  *   monitorAttempts   [monitor, at, n] → DeliveryAttempt    (the delivery log, oldest first)
  *   monitorMeta       'through' → label                     (every window below it is matched)
+ *   monitorUnpaid     [monitor, seq] → true                 (events written, not yet charged)
  *
  * An event is one window of the ingest sequence's matches for one monitor: its `seq` is the
  * window's end, so a monitor's events are ordered and numbered by it, and an event's id names
  * both (a receiver dedups on it). The matcher writes a window's events, their outbox entries
  * and the new `through` in one transaction: a crash before it re-matches the window on the next
- * start, a crash after it loses nothing, and no window is matched twice.
+ * start, a crash after it loses nothing, and no window is matched twice. An event is charged after its window commits and is delivered
+ * (outbox, streams) only once paid: a crash between the two leaves it in monitorUnpaid, and the
+ * next start charges it unless the ledger already holds its debit (the event id is the debit's
+ * request id), so a match is charged once.
  */
 import type { Database, RootDatabase } from 'lmdb';
 import type { ArticleFields } from '../store/index.js';
@@ -76,8 +80,10 @@ export interface MonitorEvent {
   created: number;
   /** By event_time, newest first. */
   items: MonitorItem[];
-  /** Credits charged for it (one a match). */
+  /** Credits charged for it (one a match); 0 until paid. */
   credits: number;
+  /** Charged and deliverable; an unpaid event is neither delivered nor streamed. */
+  paid: boolean;
   /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule. */
   delivery: 'pending' | 'delivered' | 'failed' | null;
 }
@@ -124,6 +130,7 @@ export class MonitorStore {
   readonly events: Database<MonitorEvent, [string, number]>;
   readonly outbox: Database<OutboxEntry, [number, string]>;
   readonly attempts: Database<DeliveryAttempt, [string, number, number]>;
+  readonly unpaid: Database<true, [string, number]>;
   readonly #meta: Database<number, string>;
 
   constructor(readonly root: RootDatabase) {
@@ -133,6 +140,7 @@ export class MonitorStore {
     this.outbox = root.openDB({ name: 'monitorOutbox' });
     this.attempts = root.openDB({ name: 'monitorAttempts' });
     this.#meta = root.openDB({ name: 'monitorMeta' });
+    this.unpaid = root.openDB({ name: 'monitorUnpaid' });
   }
 
   get(id: string): MonitorRecord | undefined {
@@ -187,6 +195,7 @@ export class MonitorStore {
       this.owners.remove([m.account, id]);
       for (const { key } of this.events.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.events.remove(key);
       for (const { key } of this.attempts.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.attempts.remove(key);
+      for (const { key } of this.unpaid.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.unpaid.remove(key);
       for (const { key, value } of this.outbox.getRange()) if (value.monitor === id) this.outbox.remove(key);
       return true;
     });
@@ -198,21 +207,55 @@ export class MonitorStore {
   }
 
   /**
-   * A matched window, in one transaction: its events (and, for webhook monitors, their outbox
-   * entries due `now`), each monitor's `lastSeq`, and `through` moved to the window's end.
+   * A matched window, in one transaction: its events (unpaid), each monitor's `lastSeq`, and
+   * `through` moved to the window's end. `settle` then pays or drops each event.
    */
-  commitWindow(to: number, events: MonitorEvent[], now: number): Promise<boolean> {
+  commitWindow(to: number, events: MonitorEvent[]): Promise<boolean> {
     return this.root.transaction(() => {
       for (const e of events) {
         const m = this.monitors.get(e.monitor);
         if (!m) continue;
-        this.events.put([e.monitor, e.seq], e);
+        this.events.put([e.monitor, e.seq], { ...e, paid: false, credits: 0 });
+        this.unpaid.put([e.monitor, e.seq], true);
         this.monitors.put(m.id, { ...m, lastSeq: e.seq });
-        if (e.delivery === 'pending') this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
       }
       this.#meta.put('through', to);
       return true;
     });
+  }
+
+  /**
+   * An unpaid event's outcome: charged `credits` (it becomes deliverable, and a webhook
+   * monitor's goes to the outbox, due `now`), or refused (null: the event is dropped and the
+   * monitor paused with `reason`, from the event's window on).
+   */
+  settle(e: MonitorEvent, credits: number | null, now: number, reason = ''): Promise<boolean> {
+    return this.root.transaction(() => {
+      const key: [string, number] = [e.monitor, e.seq];
+      if (!this.unpaid.get(key)) return false;
+      this.unpaid.remove(key);
+      const m = this.monitors.get(e.monitor);
+      if (!m) return false;
+      if (credits === null) {
+        this.events.remove(key);
+        if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: reason, pausedSeq: e.fromSeq });
+        return true;
+      }
+      const webhook = m.webhookUrl !== null;
+      this.events.put(key, { ...e, paid: true, credits, delivery: webhook ? 'pending' : null });
+      if (webhook) this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
+      return true;
+    });
+  }
+
+  /** Events written but not yet charged (a crash between the two), in window order. */
+  unpaidEvents(): MonitorEvent[] {
+    const out: MonitorEvent[] = [];
+    for (const { key } of this.unpaid.getRange()) {
+      const e = this.events.get(key);
+      if (e) out.push(e);
+    }
+    return out.sort((a, b) => a.seq - b.seq);
   }
 
   /** Sets `through` alone (the first start: matching begins at what LMDB holds then). */
@@ -224,10 +267,14 @@ export class MonitorStore {
     return this.events.get([monitor, seq]);
   }
 
-  /** A monitor's events with seq > `after`, oldest first. */
+  /** A monitor's paid events with seq > `after`, oldest first. */
   eventsAfter(monitor: string, after: number, limit: number): MonitorEvent[] {
     const out: MonitorEvent[] = [];
-    for (const { value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER], limit })) out.push(value);
+    for (const { value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER] })) {
+      if (!value.paid) continue;
+      out.push(value);
+      if (out.length >= limit) break;
+    }
     return out;
   }
 

@@ -1,0 +1,392 @@
+/**
+ * Monitors, the product (README, "Monitors"): an account's standing match queries, and the pump
+ * that turns each new window of the ingest sequence into their events. The window is scored
+ * against every active monitor at once in the addon (matcher.ts), each monitor's matches become
+ * one event (written to LMDB with the window's end, store.ts), the event is charged a credit a
+ * match, and only then delivered: by webhook (webhooks.ts) or to open streams (stream.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { DIMS } from '../dims.js';
+import { AppError } from '../errors.js';
+import { likeQuery } from '../match/index.js';
+import { MONITOR_LIMITS, OPERATOR, type Billing, type CreditPlan } from '../platform/index.js';
+import { normalise, type SearchEngine } from '../search/index.js';
+import { articleFields, resolveSources, type Catalog, type Store } from '../store/index.js';
+import type { MonitorFeed } from './feed.js';
+import { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.js';
+import { eventId, type MonitorEvent, type MonitorItem, type MonitorRecord, type MonitorStore } from './store.js';
+
+/** Labels one pass of the pump scores at most (a large import is matched in windows this size). */
+const WINDOW = 4096;
+
+export interface MonitorsDeps {
+  store: Store;
+  catalog: Catalog;
+  engine: SearchEngine;
+  monitors: MonitorStore;
+  feed: MonitorFeed;
+  billing: Billing;
+  log: Logger;
+  /** Unix ms. */
+  clock: () => number;
+  /** Brings the catalog and engine up to LMDB (what /v1/match awaits). */
+  catchUp: () => Promise<void>;
+  embedQuery?: (text: string) => Promise<Float32Array>;
+  outletNames?: () => Set<string>;
+  /** Checks a webhook URL before a monitor is created with it (one signed test delivery). */
+  checkWebhook: (url: string, secret: string) => Promise<void>;
+}
+
+/** POST /v1/monitors, as the route's schema has validated it. */
+export interface CreateMonitor {
+  text?: string;
+  vector?: number[];
+  like?: string;
+  model?: string;
+  min_score?: number;
+  sources?: string[];
+  exclude_sources?: string[];
+  include_edits?: boolean;
+  webhook_url?: string;
+  stream?: boolean;
+}
+
+/** What the API shows of a monitor (never its secret, which only creation shows). */
+export interface MonitorView {
+  id: string;
+  created: string;
+  status: 'active' | 'paused';
+  paused_reason: string | null;
+  paused_seq: number | null;
+  query: { text?: string; vector?: true; like?: string };
+  min_score: number;
+  sources: string[] | null;
+  exclude_sources: string[] | null;
+  include_edits: boolean;
+  delivery: { type: 'webhook'; url: string } | { type: 'stream' };
+  start_seq: number;
+  last_seq: number | null;
+  failures: number;
+}
+
+const invalid = (message: string) => new AppError('invalid_request', message);
+
+export class Monitors {
+  readonly #matcher: MonitorMatcher;
+  /** The matcher's set is stale (a monitor was created, deleted, paused or resumed). */
+  #dirty = true;
+  /** Monitors in the matcher's set, by id (the records the pump reads). */
+  #active = new Map<string, MonitorRecord>();
+  /** The sources the set's filters were resolved against (a new source re-resolves them). */
+  #sourceCount = -1;
+  #specs: MonitorSpec[] = [];
+  #pumping: Promise<void> | null = null;
+  #again = false;
+  #closed = false;
+
+  constructor(readonly deps: MonitorsDeps) {
+    this.#matcher = new MonitorMatcher(deps.engine, deps.store, deps.catalog);
+  }
+
+  /**
+   * Starts matching: the first start begins at what LMDB holds now (a monitor matches only what
+   * becomes searchable after its creation), and events a crash left unpaid are charged.
+   */
+  async open(): Promise<void> {
+    if (this.deps.monitors.through() === undefined) await this.deps.monitors.setThrough(this.#reach());
+    for (const e of this.deps.monitors.unpaidEvents()) await this.#settle(e, true);
+  }
+
+  async create(account: string, keyId: string, req: CreateMonitor): Promise<{ monitor: MonitorView; secret: string | null }> {
+    const shapes = (['text', 'vector', 'like'] as const).filter((k) => req[k] !== undefined);
+    if (shapes.length !== 1)
+      throw invalid(
+        shapes.length === 0
+          ? 'send one of text, vector or like: the query to monitor'
+          : `${shapes.join(' and ')}: send one of text, vector or like, not several`,
+      );
+    if ((req.webhook_url === undefined) === (req.stream !== true)) throw invalid('send one delivery: webhook_url, or stream: true');
+    if (req.sources && req.exclude_sources) throw invalid('sources and exclude_sources are mutually exclusive');
+    if (req.vector !== undefined && req.model !== undefined && req.model !== 'bge-m3') throw invalid(`model: only "bge-m3" is accepted, got "${req.model}"`);
+    // The operator's monitors have no plan, and their matches are recorded at price 0.
+    if (account !== OPERATOR) {
+      const sub = this.deps.billing.subscription(account, 'monitors');
+      if (!sub)
+        throw new AppError('not_subscribed', 'this account does not subscribe to monitors (newsmatch subscribe --account ID --product monitors --plan free)');
+      const cap = MONITOR_LIMITS[sub.plan as CreditPlan]?.monitors ?? 0;
+      if (this.deps.monitors.count(account) >= cap) {
+        throw new AppError('monitor_limit', `the ${sub.plan} plan of monitors allows ${cap} monitors and this account has ${cap}: delete one or change plan`);
+      }
+    }
+    // Refused here, not at the first window: a name that is neither a source nor an outlet.
+    resolveSources(this.deps.store.listSources(), req.sources, req.exclude_sources, () => this.deps.outletNames?.() ?? new Set(), invalid);
+
+    let vectors: Float32Array[];
+    let excludeUrl: string | null = null;
+    if (req.vector !== undefined) {
+      const v = normalise(req.vector);
+      if (!v) throw invalid('vector: an all-zero vector has no direction');
+      vectors = [v];
+    } else if (req.like !== undefined) {
+      const like = likeQuery(this.deps.store, req.like);
+      vectors = like.vectors;
+      excludeUrl = this.deps.store.revisions.get([...like.exclude][0])!.url;
+    } else {
+      if (!this.deps.embedQuery) throw new AppError('text_mode_unavailable');
+      vectors = [await this.deps.embedQuery(req.text!)];
+    }
+    const secret = req.webhook_url === undefined ? null : `whsec_${randomBytes(24).toString('base64url')}`;
+    if (req.webhook_url !== undefined) await this.deps.checkWebhook(req.webhook_url, secret!);
+
+    // From what is searchable now: POST /v1/match's seq at this moment.
+    await this.deps.catchUp();
+    const packed = new Uint8Array(vectors.length * DIMS * 4);
+    vectors.forEach((v, i) => packed.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), i * DIMS * 4));
+    const record: MonitorRecord = {
+      id: `mon_${randomBytes(10).toString('hex')}`,
+      account,
+      keyId,
+      created: this.deps.clock(),
+      query: req.text !== undefined ? { text: req.text } : req.like !== undefined ? { like: req.like } : { vector: true },
+      vectors: packed,
+      minScore: req.min_score ?? 0.5,
+      sources: req.sources ?? null,
+      excludeSources: req.exclude_sources ?? null,
+      includeEdits: req.include_edits ?? false,
+      excludeUrl,
+      webhookUrl: req.webhook_url ?? null,
+      secret,
+      status: 'active',
+      pausedReason: null,
+      pausedSeq: null,
+      startSeq: this.#reach(),
+      failures: 0,
+      lastSeq: null,
+    };
+    await this.deps.monitors.put(record);
+    this.#dirty = true;
+    return { monitor: view(record), secret };
+  }
+
+  /** One of the account's monitors; another account's is 404 like a missing one (ids are not disclosed). */
+  owned(account: string, id: string): MonitorRecord {
+    const m = this.deps.monitors.get(id);
+    if (!m || m.account !== account) throw new AppError('monitor_not_found', `no monitor ${JSON.stringify(id)} on this account`);
+    return m;
+  }
+
+  list(account: string): MonitorView[] {
+    return this.deps.monitors.list(account).map(view);
+  }
+
+  get(account: string, id: string): MonitorView {
+    return view(this.owned(account, id));
+  }
+
+  async remove(account: string, id: string): Promise<void> {
+    this.owned(account, id);
+    await this.deps.monitors.remove(id);
+    this.#dirty = true;
+  }
+
+  /** Resumes a paused monitor from what is searchable now (what it missed: POST /v1/match after_seq=paused_seq). */
+  async resume(account: string, id: string): Promise<MonitorView> {
+    this.owned(account, id);
+    await this.deps.catchUp();
+    const startSeq = this.#reach();
+    const m = await this.deps.monitors.update(id, (r) => {
+      if (r.status === 'active') return;
+      Object.assign(r, { status: 'active', pausedReason: null, failures: 0, startSeq: Math.max(r.startSeq, startSeq) });
+    });
+    if (!m) throw new AppError('monitor_not_found', `no monitor ${JSON.stringify(id)} on this account`);
+    this.#dirty = true;
+    return view(m);
+  }
+
+  /** A monitor changed outside this class (the deliverer paused it): rebuild the set. */
+  changed(): void {
+    this.#dirty = true;
+  }
+
+  /**
+   * Matches what became searchable since the last window, in windows of at most WINDOW labels;
+   * one pump at a time (a call during one makes it go round once more). Resolves when caught up.
+   */
+  pump(): Promise<void> {
+    if (this.#pumping) {
+      this.#again = true;
+      return this.#pumping;
+    }
+    this.#pumping = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.#run();
+        } while (this.#again && !this.#closed);
+      } finally {
+        this.#pumping = null;
+      }
+    })();
+    return this.#pumping;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#pumping?.catch(() => {});
+  }
+
+  /** How far the ingest sequence is in reach: labels both the catalog and the engine hold. */
+  #reach(): number {
+    return this.#boundary(Math.min(this.deps.catalog.labels, this.deps.engine.stats().nextLabel));
+  }
+
+  /**
+   * `label`, or the first label of the revision it falls inside: the engine takes chunks in
+   * slices, and a window must hold a revision whole (its best chunk, and one event for it).
+   */
+  #boundary(label: number): number {
+    const chunk = this.deps.store.chunks.get(label);
+    if (!chunk) return label;
+    const start = this.deps.store.revisions.get(chunk.ord)!.labelStart;
+    return Math.min(start, label);
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      const through = this.deps.monitors.through() ?? 0;
+      const to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
+      if (to <= through) return;
+      if (this.#dirty) await this.#refresh();
+      this.#resolveSources();
+      const matches = this.#active.size === 0 ? [] : await this.#matcher.advance(through, to);
+      const events = this.#events(matches, through, to);
+      await this.deps.monitors.commitWindow(to, events);
+      for (const e of events) await this.#settle(e, false);
+    }
+  }
+
+  /** The matcher's set: every active monitor (prepared on the engine's threads). */
+  async #refresh(): Promise<void> {
+    this.#dirty = false;
+    const active = [...this.deps.monitors.all()].filter((m) => m.status === 'active');
+    this.#specs = active.map((m) => ({
+      id: m.id,
+      vectors: unpack(m.vectors),
+      minScore: m.minScore,
+      domain: { includeEdits: m.includeEdits, sources: null },
+    }));
+    this.#active = new Map(active.map((m) => [m.id, m]));
+    this.#sourceCount = -1;
+    await this.#matcher.set(this.#specs);
+  }
+
+  /** Source filters name sources; a source first seen since is in or out of an exclude list by name. */
+  #resolveSources(): void {
+    const sources = this.deps.store.listSources();
+    if (sources.length === this.#sourceCount) return;
+    this.#sourceCount = sources.length;
+    const none = () => new Set<string>();
+    for (const spec of this.#specs) {
+      const m = this.#active.get(spec.id)!;
+      spec.domain.sources = resolveSources(sources, m.sources ?? undefined, m.excludeSources ?? undefined, none, invalid);
+    }
+  }
+
+  /** One event per monitor with matches in the window, its items as /v1/match shows them, newest first. */
+  #events(matches: MonitorMatch[], from: number, to: number): MonitorEvent[] {
+    const byMonitor = new Map<string, MonitorMatch[]>();
+    for (const hit of matches) {
+      const m = this.#active.get(hit.monitor);
+      // Revisions searchable before the monitor was created (or resumed) are not its matches.
+      if (!m || hit.label < m.startSeq) continue;
+      let list = byMonitor.get(hit.monitor);
+      if (!list) byMonitor.set(hit.monitor, (list = []));
+      list.push(hit);
+    }
+    if (byMonitor.size === 0) return [];
+    const names = new Map(this.deps.store.listSources().map((s) => [s.id, s.name]));
+    const now = this.deps.clock();
+    const events: MonitorEvent[] = [];
+    for (const [monitor, hits] of byMonitor) {
+      const m = this.#active.get(monitor)!;
+      const items: (MonitorItem & { t: number })[] = [];
+      for (const hit of hits) {
+        const rev = this.deps.store.revisions.get(hit.ord)!;
+        if (m.excludeUrl !== null && rev.url === m.excludeUrl) continue;
+        items.push({ ...articleFields(rev, names), score: hit.score, best_chunk: this.deps.store.chunks.get(hit.label)!.text, t: rev.eventTime });
+      }
+      if (items.length === 0) continue;
+      items.sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      events.push({
+        id: eventId(monitor, to),
+        monitor,
+        fromSeq: from,
+        seq: to,
+        created: now,
+        items: items.map(({ t: _, ...item }) => item),
+        credits: 0,
+        paid: false,
+        delivery: null,
+      });
+    }
+    return events;
+  }
+
+  /**
+   * Charges an event a credit a match (the event id is the debit's request id) and makes it
+   * deliverable; a wallet or plan that cannot pay pauses the monitor and drops the event.
+   * `recovering`: a crash may have landed the debit but not the settle: the ledger says.
+   */
+  async #settle(e: MonitorEvent, recovering: boolean): Promise<void> {
+    const m = this.deps.monitors.get(e.monitor);
+    if (!m) return;
+    const units = e.items.length;
+    const landed = recovering ? this.deps.billing.entries(m.account, e.created - 60_000).find((x) => x.kind === 'debit' && x.requestId === e.id) : undefined;
+    let credits: number | null;
+    let reason = '';
+    if (landed) credits = -landed.credits;
+    else {
+      try {
+        credits = (await this.deps.billing.charge(m.account, 'monitors', { requestId: e.id, keyId: m.keyId }, units)).credits;
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        credits = null;
+        reason = `${err.code}: ${err.message}`;
+        this.deps.log.info({ monitor: m.id, event: e.id }, `monitor paused: ${reason}`);
+      }
+    }
+    await this.deps.monitors.settle(e, credits, this.deps.clock(), reason);
+    if (credits === null) {
+      this.#dirty = true;
+      return;
+    }
+    this.deps.feed.emit([{ ...e, paid: true, credits, delivery: m.webhookUrl === null ? null : 'pending' }]);
+  }
+}
+
+function unpack(bytes: Uint8Array): Float32Array[] {
+  const all = new Float32Array(bytes.slice().buffer);
+  const out: Float32Array[] = [];
+  for (let i = 0; i < all.length; i += DIMS) out.push(all.subarray(i, i + DIMS));
+  return out;
+}
+
+export function view(m: MonitorRecord): MonitorView {
+  return {
+    id: m.id,
+    created: new Date(m.created).toISOString(),
+    status: m.status,
+    paused_reason: m.pausedReason,
+    paused_seq: m.pausedSeq,
+    query: m.query.vector ? { vector: true } : m.query.like !== undefined ? { like: m.query.like } : { text: m.query.text },
+    min_score: m.minScore,
+    sources: m.sources,
+    exclude_sources: m.excludeSources,
+    include_edits: m.includeEdits,
+    delivery: m.webhookUrl === null ? { type: 'stream' } : { type: 'webhook', url: m.webhookUrl },
+    start_seq: m.startSeq,
+    last_seq: m.lastSeq,
+    failures: m.failures,
+  };
+}
