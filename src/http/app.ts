@@ -127,7 +127,14 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   await docsRoutes(app);
   matchRoutes(app, service);
   accountRoutes(app, service.billing);
-  monitorRoutes(app, { monitors: service.monitors, monitorStore: service.monitorStore, disabled: new Set(service.config.productsDisabled) });
+  monitorRoutes(app, {
+    monitors: service.monitors,
+    monitorStore: service.monitorStore,
+    monitorFeed: service.monitorFeed,
+    log: service.log,
+    disabled: new Set(service.config.productsDisabled),
+    stream: { heartbeatMs: service.config.monitorStreamHeartbeatMs, maxBufferedBytes: service.config.monitorStreamMaxBufferBytes },
+  });
   sourcesRoutes(app, service);
   newsRoutes(app, service);
   jobsRoutes(app, service);

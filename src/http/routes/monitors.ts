@@ -4,9 +4,10 @@
  * charged as it is matched (src/monitors/monitors.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { DIMS } from '../../dims.js';
 import { AppError } from '../../errors.js';
-import type { Monitors, MonitorStore } from '../../monitors/index.js';
+import { parseLastEventId, streamEvents, type MonitorFeed, type Monitors, type MonitorStore } from '../../monitors/index.js';
 import { OPERATOR, type Product } from '../../platform/index.js';
 import { TAGS } from '../openapi.js';
 import { noQuery, sourceNames } from '../schemas.js';
@@ -14,8 +15,11 @@ import { noQuery, sourceNames } from '../schemas.js';
 export interface MonitorRouteDeps {
   monitors: Monitors;
   monitorStore: MonitorStore;
+  monitorFeed: MonitorFeed;
+  log: Logger;
   /** PRODUCTS_DISABLED. */
   disabled: ReadonlySet<Product>;
+  stream: { heartbeatMs: number; maxBufferedBytes: number };
 }
 
 const bearer = [{ bearer: [] }];
@@ -126,8 +130,14 @@ function admit(req: FastifyRequest, disabled: ReadonlySet<Product>): string {
 
 const common = ['forbidden', 'product_unavailable'] as const;
 
+const STREAM_EXAMPLE =
+  'retry: 3000\n\nid: 52311\nevent: matches\ndata: {"id":"evt_4f1c2b7a9e0d3c5b6a81_52311","type":"monitor.matches","created":"2026-05-02T08:01:00Z","monitor":"mon_4f1c2b7a9e0d3c5b6a81","from_seq":52280,"seq":52311,"count":1,"items":[…]}\n\n: heartbeat\n\n';
+
 export function monitorRoutes(app: FastifyInstance, deps: MonitorRouteDeps): void {
   const tags = [TAGS.monitors.name];
+  // Open streams end when the server closes (they would hold it open until SHUTDOWN_TIMEOUT_MS).
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
   app.post<{ Body: Parameters<Monitors['create']>[2] }>('/v1/monitors', {
     config: {
       auth: 'bearer',
@@ -257,6 +267,41 @@ export function monitorRoutes(app: FastifyInstance, deps: MonitorRouteDeps): voi
         next_at: a.nextAt === null ? null : new Date(a.nextAt).toISOString(),
       }));
       return { count: items.length, items };
+    },
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/monitors/:id/events', {
+    config: { auth: 'bearer', errors: [...common, 'monitor_not_found'] },
+    schema: {
+      summary: "A monitor's events as Server-Sent Events: stored ones after Last-Event-ID (all without it), then live, with heartbeats",
+      description:
+        'Each event is `id: <seq>`, `event: matches`, and the webhook body as `data`. Reconnect with the last `id` as `Last-Event-ID` to resume with nothing missed and nothing twice. A client that reads too slowly is disconnected (MONITOR_STREAM_MAX_BUFFER_BYTES) and resumes the same way.',
+      operationId: 'streamMonitorEvents',
+      tags,
+      security: bearer,
+      params: idParams,
+      querystring: noQuery,
+      headers: {
+        type: 'object',
+        properties: { 'last-event-id': { type: 'string', maxLength: 20, description: 'The `id` (a seq) of the last event received.' } },
+      },
+      response: { 200: { description: 'An event stream.', content: { 'text/event-stream': { schema: { type: 'string' }, example: STREAM_EXAMPLE } } } },
+    },
+    handler: async (req, reply) => {
+      const m = deps.monitors.owned(admit(req, deps.disabled), req.params.id);
+      const after = parseLastEventId(req.headers['last-event-id']);
+      if (after === 'invalid') throw new AppError('invalid_request', 'Last-Event-ID: the `id` of an event (digits), sent once');
+      reply.hijack();
+      streamEvents(reply.raw, {
+        store: deps.monitorStore,
+        feed: deps.monitorFeed,
+        monitor: m.id,
+        after,
+        heartbeatMs: deps.stream.heartbeatMs,
+        maxBufferedBytes: deps.stream.maxBufferedBytes,
+        log: deps.log,
+        signal: closing.signal,
+      });
     },
   });
 }
