@@ -201,6 +201,41 @@ describe('monitors', () => {
     expectError(res, 400, 'invalid_request');
   });
 
+  it('never answers a fuzzed request with a 5xx: bodies, ids, Last-Event-ID, repeated and prototype parameters', async () => {
+    const r = new Rng(404);
+    const values: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', 'x', '__proto__', 'constructor', [], {}, [1, 'a'], { a: { b: [] } }, 'a'.repeat(5000)];
+    const fields = ['text', 'vector', 'like', 'model', 'min_score', 'sources', 'exclude_sources', 'include_edits', 'webhook_url', 'stream', '__proto__', 'constructor'];
+    const statuses = new Map<number, number>();
+    const seen = (res: { status: number; body: any; raw: string }) => {
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      expect(res.status, res.raw.slice(0, 300)).toBeLessThan(500);
+      if (res.status >= 400) expect(typeof res.body?.error, res.raw.slice(0, 300)).toBe('string');
+    };
+    for (let i = 0; i < 150; i++) {
+      const body: Record<string, unknown> = Object.create(null);
+      for (const f of fields) if (r.chance(0.3)) body[f] = r.pick(values);
+      if (r.chance(0.3)) body.vector = Array.from({ length: r.pick([1024, 1023]) }, () => r.pick([0, 1, -1e308, 1e-320, 0.5]));
+      const payload = r.chance(0.1) ? JSON.stringify(body).slice(0, r.int(40)) : JSON.stringify(body);
+      seen(await h.inject({ method: 'POST', url: '/v1/monitors', payload, headers: { ...auth, 'content-type': 'application/json' }, noAuth: true }));
+    }
+    const ids = ['', 'mon_', 'mon_zz', '%00', '..%2F..', '__proto__', 'constructor', 'a'.repeat(200), encodeURIComponent('💥')];
+    for (const id of ids) {
+      seen(await h.inject({ url: `/v1/monitors/${id}`, headers: auth, noAuth: true }));
+      seen(await h.inject({ method: 'DELETE', url: `/v1/monitors/${id}`, headers: auth, noAuth: true }));
+      seen(await h.inject({ url: `/v1/monitors/${id}/deliveries?limit=${r.pick(['0', '5', '-1', 'x', '1e3'])}`, headers: auth, noAuth: true }));
+      seen(await h.inject({ method: 'POST', url: `/v1/monitors/${id}/resume`, headers: auth, noAuth: true }));
+    }
+    const mine = (await h.inject({ url: '/v1/monitors', headers: auth, noAuth: true })).body.items[0].id;
+    for (const q of ['limit=5&limit=6', '__proto__=1', 'constructor=x', 'before=yesterday', 'before=2026-01-01T00:00:00Z&x=1', 'limit=101']) {
+      seen(await h.inject({ url: `/v1/monitors/${mine}/deliveries?${q}`, headers: auth, noAuth: true }));
+    }
+    for (const last of ['-1', '1.5', '99999999999999999999', 'x']) {
+      seen(await h.inject({ url: `/v1/monitors/${mine}/events`, headers: { ...auth, 'last-event-id': last }, noAuth: true }));
+    }
+    seen(await h.inject({ url: '/v1/monitors?__proto__=1', headers: auth, noAuth: true }));
+    console.log(`[fuzz monitors] statuses: ${[...statuses].map(([k, v]) => `${k}×${v}`).join(', ')}`);
+  });
+
   it('holds to the plan: a count of monitors, and matches a period; a wallet that cannot pay pauses the monitor', async () => {
     const small = h.service.billing.createAccount('small desk');
     const smallAuth = { authorization: `Bearer ${h.service.keys.create({ scheme: 'bearer', account: small.id }).secret}` };
