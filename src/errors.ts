@@ -50,8 +50,6 @@ export const catalogue = {
   },
   // monitors
   monitor_not_found: { code: 'monitor_not_found', status: 404, message: 'This account has no monitor with this id.' },
-  webhook_blocked: { code: 'webhook_blocked', status: 422, message: 'The webhook URL is a loopback, private or reserved address (LIVE_ALLOW_PRIVATE is off).' },
-  webhook_unreachable: { code: 'webhook_unreachable', status: 422, message: 'The webhook URL did not answer a test delivery.' },
   monitor_limit: { code: 'monitor_limit', status: 403, message: "The plan's count of monitors is reached: delete one or change plan." },
   // keyword search (news, jobs)
   empty_query: {
@@ -65,6 +63,17 @@ export const catalogue = {
   locked_parameter: { code: 'locked_parameter', status: 400, message: 'A parameter this endpoint does not take was sent (limit or cursor on a live scrape).' },
   scrape_failed: { code: 'scrape_failed', status: 502, message: 'The live page could not be fetched or parsed.' },
   timeout: { code: 'timeout', status: 504, message: 'The live scrape exceeded its deadline.' },
+  // monitors
+  webhook_blocked: {
+    code: 'webhook_blocked',
+    status: 422,
+    message: 'webhook_url is a private, loopback or otherwise non-public address, or resolves to one: webhooks are delivered to public addresses only.',
+  },
+  webhook_unreachable: {
+    code: 'webhook_unreachable',
+    status: 422,
+    message: 'webhook_url gave no HTTP answer to a signed test POST (the name did not resolve, the connection failed, or no answer came in time).',
+  },
   // text mode
   text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },

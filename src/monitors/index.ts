@@ -3,3 +3,14 @@ export { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.j
 export { Monitors, view, type CreateMonitor, type MonitorsDeps, type MonitorView } from './monitors.js';
 export { eventId, MonitorStore, parseEventId, type DeliveryAttempt, type MonitorEvent, type MonitorItem, type MonitorRecord } from './store.js';
 export { parseLastEventId, STREAM_RETRY_MS, streamEvents, type StreamOptions } from './stream.js';
+export { NODE_VERIFY, PYTHON_VERIFY } from './verify-snippets.js';
+export {
+  backoffMs,
+  checkWebhookUrl,
+  signPayload,
+  verifySignature,
+  WebhookDeliverer,
+  webhookBody,
+  webhookHeaders,
+  type WebhookDelivererOptions,
+} from './webhooks.js';

@@ -297,4 +297,77 @@ export class MonitorStore {
     for (const { value } of this.attempts.getRange({ start: [monitor, before], end: [monitor, 0], reverse: true, limit })) out.push(value);
     return out;
   }
+
+  // Webhook delivery (webhooks.ts): the deliverer's scan, and each attempt's writes in one transaction.
+
+  /** Outbox entries due at or before `now` that come after the key `after` (null: from the first), earliest first. */
+  dueAfter(now: number, after: [number, string] | null, limit: number): { key: [number, string]; value: OutboxEntry }[] {
+    const out: { key: [number, string]; value: OutboxEntry }[] = [];
+    const range = this.outbox.getRange({ start: after ?? undefined, end: [now, '\uffff'], limit: after ? limit + 1 : limit });
+    for (const { key, value } of range) if (!(after && key[0] === after[0] && key[1] === after[1])) out.push({ key, value });
+    return out.slice(0, limit);
+  }
+
+  /** When the earliest outbox entry due after `now` is due (unix ms), or null when there is none. */
+  nextDueAfter(now: number): number | null {
+    for (const key of this.outbox.getKeys({ start: [now, '\uffff'], limit: 1 })) return key[0];
+    return null;
+  }
+
+  /** Removes an outbox entry whose monitor or event is gone. */
+  dropOutbox(key: [number, string]): Promise<boolean> {
+    return this.root.transaction(() => {
+      if (!this.outbox.get(key)) return false;
+      this.outbox.remove(key);
+      return true;
+    });
+  }
+
+  /**
+   * One delivery attempt's outcome, in one transaction: its outbox entry removed (and, for a
+   * retry, put back at its next due time), the event's `delivery`, the monitor's `failures`
+   * (and, on giving up, its pause: a monitor already paused keeps its reason), the attempt
+   * logged. Null, with nothing written, when the entry is no longer there (its monitor was
+   * deleted meanwhile); `paused`: this outcome paused the monitor.
+   */
+  settleAttempt(
+    key: [number, string],
+    attempt: DeliveryAttempt,
+    outcome: AttemptOutcome,
+  ): Promise<{ event: MonitorEvent; monitor: MonitorRecord; paused: boolean } | null> {
+    return this.root.transaction(() => {
+      const entry = this.outbox.get(key);
+      if (!entry) return null;
+      this.outbox.remove(key);
+      const m = this.monitors.get(entry.monitor);
+      const e = this.events.get([entry.monitor, entry.seq]);
+      if (!m || !e) return null;
+      const monitor: MonitorRecord = { ...m, failures: outcome.kind === 'delivered' ? 0 : m.failures + 1 };
+      const event: MonitorEvent = { ...e };
+      let paused = false;
+      if (outcome.kind === 'retry') this.outbox.put([outcome.dueAt, entry.event], { ...entry, attempts: attempt.attempt });
+      else event.delivery = outcome.kind === 'delivered' ? 'delivered' : 'failed';
+      if (outcome.kind === 'given_up' && monitor.status === 'active') {
+        Object.assign(monitor, { status: 'paused', pausedReason: outcome.pausedReason, pausedSeq: e.fromSeq });
+        paused = true;
+      }
+      if (event.delivery !== e.delivery) this.events.put([e.monitor, e.seq], event);
+      this.monitors.put(m.id, monitor);
+      this.#logAttempt(m.id, attempt);
+      return { event, monitor, paused };
+    });
+  }
+
+  /** Appends to a monitor's delivery log (n after any attempt logged at the same ms) and drops what is past ATTEMPTS_KEPT, oldest first. Inside a transaction. */
+  #logAttempt(monitor: string, a: DeliveryAttempt): void {
+    let n = 0;
+    for (const key of this.attempts.getKeys({ start: [monitor, a.at, Number.MAX_SAFE_INTEGER], end: [monitor, a.at], reverse: true, limit: 1 })) n = key[2] + 1;
+    this.attempts.put([monitor, a.at, n], a);
+    const over = this.attempts.getKeysCount({ start: [monitor], end: [monitor, Number.MAX_SAFE_INTEGER] }) - ATTEMPTS_KEPT;
+    if (over > 0)
+      for (const key of this.attempts.getKeys({ start: [monitor], end: [monitor, Number.MAX_SAFE_INTEGER], limit: over })) this.attempts.remove(key);
+  }
 }
+
+/** What a delivery attempt came to (MonitorStore.settleAttempt). */
+export type AttemptOutcome = { kind: 'delivered' } | { kind: 'retry'; dueAt: number } | { kind: 'given_up'; pausedReason: string };

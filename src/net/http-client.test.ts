@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import { CookieJar } from './cookies.js';
 import { HttpClient } from './http-client.js';
-import { FetchError, liveScraping, politePolling } from './policies.js';
+import { FetchError, liveScraping, politePolling, WEBHOOK_MAX_BYTES, WebhookError, webhookDelivery } from './policies.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 const routes = new Map<string, Handler>();
@@ -196,5 +196,47 @@ describe('live scraping', () => {
     const e = (await failure(c.robots(base(A), call()))) as AppError;
     expect([e.code, e.message]).toEqual(['scrape_failed', `${base(A)}/robots.txt: could not connect`]);
     expect(requests.filter((r) => r.endsWith('/robots.txt'))).toHaveLength(4);
+  });
+});
+
+describe('webhook delivery (post)', () => {
+  const client = (allowPrivate: boolean) => new HttpClient(webhookDelivery({ timeoutMs: 2000, allowPrivate, userAgent: 'newsmatch-webhooks/1' }));
+
+  it("POSTs the body with its headers and the policy's; any status is an answer, a 3xx not followed, the body cut at 64 KiB", async () => {
+    const c = client(true);
+    const seen: http.IncomingHttpHeaders[] = [];
+    try {
+      route(A, '/hook', (req, res, body) => {
+        seen.push(req.headers);
+        res.writeHead(body === 'big' ? 200 : 503, { 'x-receiver': 'r1' }).end(body === 'big' ? 'y'.repeat(WEBHOOK_MAX_BYTES + 10) : 'busy');
+      });
+      route(A, '/moved', answer(308, { location: '/hook' }));
+      const busy = await c.post(`${base(A)}/hook`, { body: Buffer.from('{"a":1}'), headers: { 'Content-Type': 'application/json', 'User-Agent': 'mine' } });
+      expect([busy.status, busy.body.toString(), busy.truncated, busy.headers['x-receiver']]).toEqual([503, 'busy', false, 'r1']);
+      expect([seen[0]['content-type'], seen[0]['user-agent'], seen[0]['content-length']]).toEqual(['application/json', 'mine', '7']);
+      const big = await c.post(`${base(A)}/hook`, { body: 'big', headers: {} });
+      expect([big.status, big.body.length, big.truncated, seen[1]['user-agent']]).toEqual([200, WEBHOOK_MAX_BYTES, true, 'newsmatch-webhooks/1']);
+      const moved = await c.post(`${base(A)}/moved`, { body: 'x', headers: {} });
+      expect([moved.status, moved.headers.location]).toEqual([308, '/hook']);
+      expect(requests).toEqual([`POST ${A} /hook body={"a":1}`, `POST ${A} /hook body=big`, `POST ${A} /moved body=x`]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a loopback target is refused unless the policy allows private addresses, before anything is sent', async () => {
+    const c = client(false);
+    try {
+      route(A, '/hook', answer(200));
+      const e = await failure(c.post(`${base(A)}/hook`, { body: 'x', headers: {}, untrusted: true }));
+      expect(e).toBeInstanceOf(WebhookError);
+      expect([(e as WebhookError).reason, e.message]).toEqual([
+        'blocked',
+        'blocked: the host is a private or loopback address or resolves to one (LIVE_ALLOW_PRIVATE is off)',
+      ]);
+      expect(requests).toEqual([]);
+    } finally {
+      await c.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The one outbound HTTP client. Every read of a site the service does not run goes through
- * `HttpClient.get`, under a policy (policies.ts: polite polling, live scraping); the
- * mechanics are the same for both:
+ * `HttpClient.get`, and every webhook delivery through `HttpClient.post`, under a policy
+ * (policies.ts: polite polling, live scraping, the model hub, webhook delivery); the mechanics
+ * are the same for all:
  *
  * - redirects are followed here, each hop a new guarded request (outbound.ts: the address is
  *   checked where the socket connects, or before the proxy's CONNECT), counted against the
@@ -97,6 +98,27 @@ export interface Page {
   redirectedTo?: string;
 }
 
+/** A POST (`post`): a body sent as it is, to one URL, no redirect followed. */
+export interface PostRequest {
+  body: string | Buffer;
+  /** Beside the policy's (user agent…); a name given here in any case replaces the policy's. */
+  headers: Record<string, string>;
+  /** A whole call's deadline, beside the request's own. */
+  signal?: AbortSignal;
+  /** A caller named this URL: the policy says whether it may reach private addresses. */
+  untrusted?: boolean;
+}
+
+/** A POST's answer, whatever its status (a 3xx too: its Location is not followed). */
+export interface PostAnswer {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  /** The body's first `policy.maxBytes` bytes. */
+  body: Buffer;
+  /** Set when the body was longer and cut at the cap. */
+  truncated: boolean;
+}
+
 /** One site: the same host, a leading `www.` aside (example.com and www.example.com). */
 const sameSite = (a: URL, b: URL): boolean => a.host.replace(/^www\./, '') === b.host.replace(/^www\./, '');
 
@@ -142,6 +164,16 @@ export class HttpClient {
     return this.#worded(this.#get(url, read, true));
   }
 
+  /**
+   * POSTs `body` to `url` once: the same guard (checked where the socket connects), deadline
+   * and queue as `get`, but no redirect is followed and no robots.txt read (a receiver asked
+   * for these requests). Any status is an answer; its body is read up to the policy's cap
+   * and cut there. A blocked target, no answer and the deadline throw the policy's error.
+   */
+  post(url: string, req: PostRequest): Promise<PostAnswer> {
+    return this.#worded(this.#post(url, req));
+  }
+
   /** The robots.txt rules of `origin`, read now (with a call's deadline and cookies), as the policy reads them. */
   robots(origin: string, read: Pick<GetOptions, 'signal' | 'jar' | 'untrusted'> = {}): Promise<Robots> {
     return this.#worded(this.#readRobots(origin, read));
@@ -175,6 +207,30 @@ export class HttpClient {
         throw new Error('unreachable: a stream never stops at a redirect');
       }),
     );
+  }
+
+  async #post(url: string, req: PostRequest): Promise<PostAnswer> {
+    const where: Where = { url, at: url, hop: 0 };
+    const headers = { ...this.policy.headers };
+    for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = value;
+    return this.#queued(new URL(url).host, async () => {
+      const own = AbortSignal.timeout(this.policy.timeoutMs);
+      const signal = req.signal ? AbortSignal.any([req.signal, own]) : own;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.#net.send(url, {
+          method: 'POST',
+          body: req.body,
+          signal,
+          headers,
+          allowPrivate: this.policy.mayBePrivate(new URL(url), req.untrusted === true),
+        });
+      } catch (e) {
+        throw failed(e, signal, where, 'connect');
+      }
+      const { body, truncated } = await this.#body(res, Number(res.headers['content-length']), this.policy.maxBytes, signal, where);
+      return { status: res.statusCode, headers: res.headers, body, truncated };
+    });
   }
 
   #get(url: string, read: GetOptions, checkRobots: boolean): Promise<Page> {

@@ -33,7 +33,7 @@ export interface OutboundOptions {
 export interface SendOptions {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   signal?: AbortSignal;
   /** The target may be loopback, private or reserved (a host the operator named). Default: public addresses only. */
   allowPrivate?: boolean;

@@ -12,7 +12,9 @@
  *   redirects kept on the site, and robots.txt read when an endpoint that crawls asks for it
  *   (contacts). Its failures are the catalogue's: 504 `timeout`, 502 `scrape_failed`;
  * - the model hub (`newsmatch quickstart`, MODEL_HUB_*): a tree listing and a few large files,
- *   streamed to disk and resumed with a Range.
+ *   streamed to disk and resumed with a Range;
+ * - webhook delivery (monitors): a POST to a URL an account named, public addresses only
+ *   (unless LIVE_ALLOW_PRIVATE), no redirect followed, no robots.txt, any status an answer.
  */
 import { AppError } from '../errors.js';
 
@@ -246,6 +248,94 @@ export function modelHub(o: ModelHubOptions): Policy {
           return new FetchError(`redirected off the site, to ${f.to}`, f.url);
         case 'robots':
           return new FetchError(f.why, f.at);
+      }
+    },
+  };
+}
+
+/** Why a webhook POST got no HTTP answer; `reason` is what callers branch on (`blocked` is the guard's refusal). */
+export class WebhookError extends Error {
+  readonly name = 'WebhookError';
+  constructor(
+    readonly reason: Failure['reason'],
+    message: string,
+    readonly url: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface WebhookDeliveryOptions {
+  /** MONITOR_WEBHOOK_TIMEOUT_MS: to the whole answer, its (capped) body included. */
+  timeoutMs: number;
+  /** LIVE_ALLOW_PRIVATE=on: webhook URLs may reach loopback and private addresses (a receiver on this machine). */
+  allowPrivate: boolean;
+  userAgent: string;
+}
+
+/** What a receiver's answer is read of: enough for the delivery log, never the whole of a large page. */
+export const WEBHOOK_MAX_BYTES = 65_536;
+
+/** Codes of a connection's failure, as a receiver's owner can act on them. */
+const NETWORK_WORDS = new Map([
+  ['ENOTFOUND', 'the name did not resolve'],
+  ['EAI_AGAIN', 'the name did not resolve (temporary DNS failure)'],
+  ['ECONNREFUSED', 'the connection was refused'],
+  ['ECONNRESET', 'the connection was reset'],
+  ['EHOSTUNREACH', 'the host is unreachable'],
+  ['ENETUNREACH', 'the network is unreachable'],
+  ['UND_ERR_SOCKET', 'the connection closed before an answer'],
+]);
+
+/** The first `code` on `e` or its causes. */
+function codeOf(e: unknown): string | undefined {
+  for (let at = e as { code?: unknown; cause?: unknown } | undefined, depth = 0; at && depth < 8; at = at.cause as typeof at, depth++) {
+    if (typeof at.code === 'string') return at.code;
+  }
+  return undefined;
+}
+
+/**
+ * Webhooks (monitors): every URL is an account's, so only public addresses are reached unless
+ * the operator says otherwise. The messages name no resolved address (the guard's refusal
+ * names the host as written), only what the receiver's owner can fix.
+ */
+export function webhookDelivery(o: WebhookDeliveryOptions): Policy {
+  return {
+    // identity: the body kept in the delivery log is the receiver's own bytes.
+    headers: { 'user-agent': o.userAgent, accept: '*/*', 'accept-encoding': 'identity' },
+    timeoutMs: o.timeoutMs,
+    maxBytes: WEBHOOK_MAX_BYTES,
+    maxRedirects: 0,
+    sameSiteRedirects: true,
+    accepts: () => true,
+    mayBePrivate: () => o.allowPrivate,
+    robots: { agent: o.userAgent, unreachable: 'fail' },
+    error(f) {
+      const failed = (message: string) => new WebhookError(f.reason, message, f.at, { cause: f.cause });
+      switch (f.reason) {
+        case 'blocked':
+          return failed('blocked: the host is a private or loopback address or resolves to one (LIVE_ALLOW_PRIVATE is off)');
+        case 'timeout':
+          return failed(`no answer within ${o.timeoutMs} ms`);
+        case 'network': {
+          const code = codeOf(f.cause);
+          const words = code === undefined ? undefined : NETWORK_WORDS.get(code);
+          if (f.during === 'body') return failed(`the connection broke off during the answer${code ? ` (${code})` : ''}`);
+          if (words) return failed(`${words} (${code})`);
+          if (code && /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return failed(`the TLS certificate was not accepted (${code})`);
+          return failed(code ? `could not connect (${code})` : 'could not connect');
+        }
+        case 'status':
+          return failed(`HTTP ${f.status}`);
+        case 'too_large':
+          return failed(`the answer is over ${f.cap} bytes`);
+        case 'redirects':
+        case 'off_site':
+          return failed('redirected (redirects are not followed)');
+        case 'robots':
+          return failed(f.why);
       }
     },
   };
