@@ -15,8 +15,8 @@ import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec } from './cursor/index.js';
 import { PageCache, type MatchDeps } from './match/index.js';
-import { MonitorFeed, Monitors, MonitorStore } from './monitors/index.js';
-import { HttpClient, liveScraping, politePolling } from './net/index.js';
+import { checkWebhookUrl, MonitorFeed, Monitors, MonitorStore, WebhookDeliverer, type MonitorEvent } from './monitors/index.js';
+import { HttpClient, liveScraping, politePolling, webhookDelivery } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
 import { Catalog, Store } from './store/index.js';
@@ -60,6 +60,8 @@ export interface Service extends MatchDeps {
   monitors: Monitors;
   monitorStore: MonitorStore;
   monitorFeed: MonitorFeed;
+  /** Delivers webhook monitors' events (started by startBackground). */
+  webhooks: WebhookDeliverer;
   /** serve's background work: catching up with writes from elsewhere and matching monitors (every MONITOR_PUMP_MS), delivering webhooks. */
   startBackground(): void;
   /** Imports a JSONL file, then indexes, seals and saves everything it added. */
@@ -155,6 +157,10 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   };
 
   const monitorStore = new MonitorStore(store.root);
+  // Webhook URLs are named by callers: public addresses only, unless LIVE_ALLOW_PRIVATE=on.
+  const webhookClient = new HttpClient(
+    webhookDelivery({ timeoutMs: config.monitorWebhookTimeoutMs, allowPrivate: config.liveAllowPrivate === 'on', userAgent: 'newsmatch-webhooks/1' }),
+  );
   const monitorFeed = new MonitorFeed();
   const embedQuery = embedder ? (text: string) => embedder.embedQuery(text) : undefined;
   const outletNames = () =>
@@ -176,9 +182,21 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     catchUp,
     embedQuery,
     outletNames,
-    checkWebhook: async () => {},
+    checkWebhook: (url, secret) => checkWebhookUrl(webhookClient, url, secret, clock()),
+    onResume: () => webhooks.kick(),
   });
   await monitors.open();
+  const webhooks = new WebhookDeliverer({
+    store: monitorStore,
+    feed: monitorFeed,
+    client: webhookClient,
+    clock,
+    log,
+    retryHours: config.monitorRetryHours,
+    // A given-up event's matches were never delivered: their credits go back.
+    onGivenUp: (event, monitor) => refundEvent(billing, event, monitor.account, `webhook given up after ${config.monitorRetryHours} h`, log),
+    onPaused: () => monitors.changed(),
+  });
   // Matching runs after every write this process makes, and on a timer for writes from elsewhere.
   const pumpMonitors = () => void monitors.pump().catch((e) => log.error({ err: e }, 'matching monitors failed'));
   let background: NodeJS.Timeout | null = null;
@@ -231,8 +249,10 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     monitors,
     monitorStore,
     monitorFeed,
+    webhooks,
     startBackground() {
       if (background) return;
+      webhooks.start();
       background = setInterval(() => {
         if (!closed) void catchUp().then(pumpMonitors, (e) => log.error({ err: e }, 'catching up failed'));
       }, config.monitorPumpMs);
@@ -249,6 +269,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     async close() {
       closed = true;
       if (background) clearInterval(background);
+      await webhooks.stop();
+      await webhookClient.close();
       await monitors.close();
       await live.close();
       await parsers.close();
@@ -368,4 +390,16 @@ function cursorSecret(dataDir: string): Buffer {
   const secret = fs.readFileSync(file);
   if (secret.length < 32) throw new Error(`${file} is damaged (shorter than 32 bytes); delete it to issue new cursors`);
   return secret;
+}
+
+/** Refunds the debit of a monitor event (its request id is the event id), if it is in the ledger. */
+async function refundEvent(billing: Billing, event: MonitorEvent, account: string, reason: string, log: Logger): Promise<void> {
+  const eventId = event.id;
+  const debit = billing.entries(account, event.created - 60_000).find((e) => e.kind === 'debit' && e.requestId === eventId);
+  if (!debit) return;
+  try {
+    await billing.refund({ account, seq: debit.seq, credits: -debit.credits, remaining: null, debit }, reason);
+  } catch (e) {
+    log.error({ err: e, event: eventId }, 'refunding a given-up webhook event failed');
+  }
 }

@@ -204,7 +204,20 @@ describe('monitors', () => {
   it('never answers a fuzzed request with a 5xx: bodies, ids, Last-Event-ID, repeated and prototype parameters', async () => {
     const r = new Rng(404);
     const values: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', 'x', '__proto__', 'constructor', [], {}, [1, 'a'], { a: { b: [] } }, 'a'.repeat(5000)];
-    const fields = ['text', 'vector', 'like', 'model', 'min_score', 'sources', 'exclude_sources', 'include_edits', 'webhook_url', 'stream', '__proto__', 'constructor'];
+    const fields = [
+      'text',
+      'vector',
+      'like',
+      'model',
+      'min_score',
+      'sources',
+      'exclude_sources',
+      'include_edits',
+      'webhook_url',
+      'stream',
+      '__proto__',
+      'constructor',
+    ];
     const statuses = new Map<number, number>();
     const seen = (res: { status: number; body: any; raw: string }) => {
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

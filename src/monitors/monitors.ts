@@ -36,6 +36,8 @@ export interface MonitorsDeps {
   outletNames?: () => Set<string>;
   /** Checks a webhook URL before a monitor is created with it (one signed test delivery). */
   checkWebhook: (url: string, secret: string) => Promise<void>;
+  /** A monitor resumed: its held webhook events may go now. */
+  onResume?: () => void;
 }
 
 /** POST /v1/monitors, as the route's schema has validated it. */
@@ -201,6 +203,7 @@ export class Monitors {
     });
     if (!m) throw new AppError('monitor_not_found', `no monitor ${JSON.stringify(id)} on this account`);
     this.#dirty = true;
+    this.deps.onResume?.();
     return view(m);
   }
 

@@ -19,9 +19,9 @@
 import { once } from 'node:events';
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import { formatTime } from '../time.js';
 import type { MonitorFeed } from './feed.js';
 import type { MonitorEvent, MonitorStore } from './store.js';
+import { webhookBody } from './webhooks.js';
 
 /** The client's reconnection delay, sent first (the `retry:` field). */
 export const STREAM_RETRY_MS = 3000;
@@ -63,21 +63,8 @@ export function parseLastEventId(value: string | string[] | undefined): number |
   return Number.isSafeInteger(n) ? n : 'invalid';
 }
 
-/** The event as the stream's `data:` (the webhook body's shape), on one line. */
-function frame(e: MonitorEvent): string {
-  const data = {
-    id: e.id,
-    type: 'monitor.matches',
-    created: formatTime(Math.floor(e.created / 1000)),
-    monitor: e.monitor,
-    from_seq: e.fromSeq,
-    seq: e.seq,
-    count: e.items.length,
-    items: e.items,
-  };
-  // JSON.stringify escapes newlines inside strings, so the data is one SSE line.
-  return `id: ${e.seq}\nevent: matches\ndata: ${JSON.stringify(data)}\n\n`;
-}
+/** The event as the stream's `data:`: the webhook's body (JSON.stringify escapes newlines, so it is one line). */
+const frame = (e: MonitorEvent): string => `id: ${e.seq}\nevent: matches\ndata: ${webhookBody(e)}\n\n`;
 
 /**
  * Streams `monitor`'s events on `res` until the client goes, reads too slowly, or `signal`

@@ -77,6 +77,8 @@ export interface HarnessOptions {
   /** A corpus to generate and import; null for an empty service. */
   corpus?: CorpusOptions | null;
   env?: Record<string, string>;
+  /** Unix ms for plans, periods, rate limits and monitors' delivery schedule (tests move it instead of waiting). */
+  clock?: () => number;
 }
 
 function parse(raw: string): any {
@@ -100,7 +102,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     LOG_LEVEL: 'silent',
     ...opts.env,
   };
-  let service = await openService(loadConfig(env));
+  let service = await openService(loadConfig(env), { clock: opts.clock });
   let app = await buildApp(service);
   await app.ready();
   const gateway = service.keys.create({ scheme: 'gateway', name: 'test gateway' });
@@ -191,7 +193,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await app.close();
       await service.close();
       await between?.();
-      service = await openService(loadConfig(env));
+      service = await openService(loadConfig(env), { clock: opts.clock });
       app = await buildApp(service);
       await app.ready();
     },
