@@ -17,9 +17,10 @@
  * Then ingest with and without monitors: BENCH_INGEST_BATCHES batches (default 10) of about
  * BENCH_CHUNKS new chunks each, imported (service.importFile, the `newsmatch import` path) into
  * two fresh stores, batch by batch in turn so the machine's noise falls on both; one of them
- * also scores each batch's window against the monitors (monitors/MonitorMatcher: the chunks read
- * back from LMDB, the kernel, the filters). The line `monitors_ingest:` gives both rates and the
- * slowdown.
+ * holds the monitors as the product does (stream monitors of one account), so each import there
+ * also matches its window, writes the events and charges them (Monitors.pump). The line
+ * `monitors_ingest:` gives both rates and the slowdown; `monitors_delivery:` the pump's time per
+ * batch (chunks to paid, deliverable events) against the raw dots of a batch.
  *
  *   BENCH_MONITORS=10000 BENCH_CHUNKS=1000 BENCH_RUNS=5 npm run bench:monitors
  */
@@ -27,7 +28,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { MonitorMatcher } from '../src/monitors/index.js';
 import { SearchEngine } from '../src/search/index.js';
 import { openService } from '../src/service.js';
 import { vectorB64 } from '../test/helpers/corpus.js';
@@ -142,53 +142,58 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
   return file;
 }
 
-/** Ingest with and without monitors, batch by batch in turn. */
-async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number): Promise<void> {
+/**
+ * Ingest with and without monitors, batch by batch in turn, through the product: the "on" store
+ * holds `m` stream monitors of one account (created with POST /v1/monitors' core), and each
+ * import there also matches its window, writes the events and charges them (Monitors.pump, which
+ * importFile awaits). Its pump time per batch is the delivery time, set against the raw dots.
+ */
+async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number, rawMs: number): Promise<void> {
   const batches = envInt('BENCH_INGEST_BATCHES', 10);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-ingest-'));
   try {
     const files = Array.from({ length: batches }, (_, b) => batchFile(root, rng, mod, n, b));
     const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
     const [off, on] = [await open('off'), await open('on')];
-    const matcher = new MonitorMatcher(on.engine, on.store, on.catalog);
     const m = mon.floors.length;
-    await matcher.set(
-      Array.from({ length: m }, (_, i) => ({
-        id: String(i),
-        vectors: [mon.vectors.subarray(i * DIM, (i + 1) * DIM)],
-        minScore: mon.floors[i],
-        domain: { includeEdits: true, sources: null },
-      })),
-    );
+    const account = on.billing.createAccount('bench').id;
+    on.billing.subscribe(account, 'monitors', 'mega');
+    on.billing.buy(account, 1_000_000_000);
+    let t = performance.now();
+    for (let i = 0; i < m; i++) {
+      await on.monitors.create(account, 'bench', {
+        vector: Array.from(mon.vectors.subarray(i * DIM, (i + 1) * DIM)),
+        min_score: mon.floors[i],
+        include_edits: true,
+        stream: true,
+      });
+    }
+    console.log(`\ncreated ${m} monitors in ${(performance.now() - t).toFixed(0)} ms`);
     let tOff = 0;
     let tOn = 0;
-    let tMatch = 0;
-    let matches = 0;
-    let from = 0;
     for (const file of files) {
-      let t = performance.now();
+      t = performance.now();
       await off.importFile(file);
-      await off.catchUp();
       tOff += performance.now() - t;
       t = performance.now();
       await on.importFile(file);
-      await on.catchUp();
-      const to = Math.min(on.catalog.labels, on.engine.stats().nextLabel);
-      const tm = performance.now();
-      matches += (await matcher.advance(from, to)).length;
-      tMatch += performance.now() - tm;
-      from = to;
       tOn += performance.now() - t;
     }
     const chunks = on.store.nextLabel();
+    const st = on.monitors.stats;
     await off.close();
     await on.close();
     const rate = (ms: number) => (chunks / ms) * 1000;
+    const perBatch = st.ms / batches;
     console.log(
-      `\ningest of ${chunks} chunks in ${batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} (matching ${tMatch.toFixed(0)} ms of ${tOn.toFixed(0)}; ${matches} matches)`,
+      `ingest of ${chunks} chunks in ${batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
+        `(the pump ${st.ms.toFixed(0)} ms of ${tOn.toFixed(0)}: ${st.windows} windows, ${st.events} events, ${st.matches} matches)`,
     );
     console.log(
-      `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} matches=${matches}`,
+      `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} matches=${st.matches}`,
+    );
+    console.log(
+      `monitors_delivery: m=${m} n=${n} pump_ms_per_batch=${perBatch.toFixed(1)} raw_ms=${rawMs.toFixed(1)} ratio=${(rawMs / perBatch).toFixed(2)} matches_per_s=${((st.matches / st.ms) * 1000).toFixed(0)}`,
     );
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -208,6 +213,7 @@ async function main(): Promise<void> {
   const batch = newChunks(rng, mod, n);
   console.log(`drew ${m} monitors and ${n} chunks in ${(performance.now() - t0).toFixed(0)} ms (isa ${SearchEngine.isa})`);
 
+  let rawBest = 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-'));
   const engine = new SearchEngine(dir, { lists: 0, indexMinRows: 65536, threads: envInt('SEARCH_THREADS', 0), passes: 1, topkBatches: 1 });
   try {
@@ -248,11 +254,12 @@ async function main(): Promise<void> {
         `median per-run ratio ${median(kernel.map((x, i) => raw[i] / x)).toFixed(2)}`,
     );
     console.log(`monitors: m=${m} n=${n} kernel_ms=${k.toFixed(1)} raw_ms=${w.toFixed(1)} ratio=${(w / k).toFixed(2)} matches=${matches}`);
+    rawBest = w;
   } finally {
     engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  await ingest(rng, mod, mon, n);
+  await ingest(rng, mod, mon, n, rawBest);
 }
 
 await main();

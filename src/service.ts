@@ -156,7 +156,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     while (lagging()) await (catching ??= catchUpSlices());
   };
 
-  const monitorStore = new MonitorStore(store.root);
+  const monitorStore = new MonitorStore(store);
   // Webhook URLs are named by callers: public addresses only, unless LIVE_ALLOW_PRIVATE=on.
   const webhookClient = new HttpClient(
     webhookDelivery({ timeoutMs: config.monitorWebhookTimeoutMs, allowPrivate: config.liveAllowPrivate === 'on', userAgent: 'newsmatch-webhooks/1' }),

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MonitorEvent } from '../src/monitors/index.js';
+import type { MonitorEvent, NewEvent } from '../src/monitors/index.js';
 import { dot, generateCorpus, randUnit, revisionLine, writeLines, type ArticleRec, type Corpus, type RevisionRec } from './helpers/corpus.js';
 import { EDGE, makeQuery, oracle, pickMinScore, rowKey, vec, type Filters } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
@@ -294,23 +294,20 @@ describe('monitors', () => {
     const res = await create({ vector: vec(randUnit(rng)), min_score: 0.9, stream: true });
     const id = res.body.monitor.id;
     const store = h.service.monitorStore;
-    const item = eventsOf(created0())[0]?.items[0];
-    expect(item).toBeDefined();
+    // Two events referring to a stored revision, written as the pump writes a window, then a crash before they are charged.
+    const ord = h.service.store.nextOrd() - 1;
+    const label = h.service.store.revisions.get(ord)!.labelStart;
     const through = store.through()!;
-    const ev = (seq: number): MonitorEvent => ({
-      id: `evt_${id.slice(4)}_${seq}`,
+    const ev = (seq: number): NewEvent => ({
       monitor: id,
       fromSeq: through,
       seq,
       created: Date.now(),
-      items: [item!, item!],
-      credits: 0,
-      paid: false,
-      delivery: null,
+      ords: [ord, ord],
+      labels: [label, label],
+      scores: [0.95, 0.95],
     });
-    const a = ev(through + 1);
-    const b = ev(through + 2);
-    await store.commitWindow(through, [a, b]);
+    const [a, b] = await store.commitWindow(through, [ev(through + 1), ev(through + 2)]);
     // b's debit landed before the crash; a's did not.
     await h.service.billing.charge(account, 'monitors', { requestId: b.id, keyId: 'k' }, 2);
     const balance = h.service.billing.balance(account);
@@ -324,13 +321,3 @@ describe('monitors', () => {
     expect(h.service.monitorStore.unpaidEvents()).toEqual([]);
   });
 });
-
-let firstMonitor: string | undefined;
-/** The first monitor of the oracle test that has an event (its items serve as fixtures). */
-function created0(): string {
-  if (firstMonitor) return firstMonitor;
-  for (const { key, value } of h.service.monitorStore.monitors.getRange()) {
-    if (value.account === account && eventsOf(key).length > 0) return (firstMonitor = key);
-  }
-  throw new Error('no monitor with events');
-}

@@ -3,9 +3,10 @@
  * its window is committed to LMDB: a listener that misses one (not yet connected, restarted)
  * reads it back from the store, so this carries wake-ups, never the only copy.
  */
-import type { MonitorEvent } from './store.js';
+import type { StoredEvent } from './store.js';
 
-type Listener = (e: MonitorEvent) => void;
+/** Given the event as stored (its matches as references): a listener that writes it renders it (MonitorStore.render). */
+type Listener = (e: StoredEvent) => void;
 
 export class MonitorFeed {
   readonly #byMonitor = new Map<string, Set<Listener>>();
@@ -33,7 +34,7 @@ export class MonitorFeed {
     return this.#byMonitor.get(monitor)?.size ?? 0;
   }
 
-  emit(events: readonly MonitorEvent[]): void {
+  emit(events: readonly StoredEvent[]): void {
     for (const e of events) {
       for (const f of this.#any) f(e);
       const set = this.#byMonitor.get(e.monitor);

@@ -1,7 +1,17 @@
 export { MonitorFeed } from './feed.js';
 export { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.js';
 export { Monitors, view, type CreateMonitor, type MonitorsDeps, type MonitorView } from './monitors.js';
-export { eventId, MonitorStore, parseEventId, type DeliveryAttempt, type MonitorEvent, type MonitorItem, type MonitorRecord } from './store.js';
+export {
+  eventId,
+  MonitorStore,
+  parseEventId,
+  type DeliveryAttempt,
+  type MonitorEvent,
+  type MonitorItem,
+  type MonitorRecord,
+  type NewEvent,
+  type StoredEvent,
+} from './store.js';
 export { parseLastEventId, STREAM_RETRY_MS, streamEvents, type StreamOptions } from './stream.js';
 export { NODE_VERIFY, PYTHON_VERIFY } from './verify-snippets.js';
 export {

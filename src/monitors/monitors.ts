@@ -12,10 +12,10 @@ import { AppError } from '../errors.js';
 import { likeQuery } from '../match/index.js';
 import { MONITOR_LIMITS, OPERATOR, type Billing, type CreditPlan } from '../platform/index.js';
 import { normalise, type SearchEngine } from '../search/index.js';
-import { articleFields, resolveSources, type Catalog, type Store } from '../store/index.js';
+import { resolveSources, type Catalog, type Store } from '../store/index.js';
 import type { MonitorFeed } from './feed.js';
 import { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.js';
-import { eventId, type MonitorEvent, type MonitorItem, type MonitorRecord, type MonitorStore } from './store.js';
+import type { MonitorRecord, MonitorStore, NewEvent, StoredEvent } from './store.js';
 
 /** Labels one pass of the pump scores at most (a large import is matched in windows this size). */
 const WINDOW = 4096;
@@ -86,6 +86,8 @@ export class Monitors {
   #pumping: Promise<void> | null = null;
   #again = false;
   #closed = false;
+  /** What the pump has done in this process (bench:monitors, /metrics). */
+  readonly stats = { windows: 0, events: 0, matches: 0, ms: 0 };
 
   constructor(readonly deps: MonitorsDeps) {
     this.#matcher = new MonitorMatcher(deps.engine, deps.store, deps.catalog);
@@ -97,7 +99,7 @@ export class Monitors {
    */
   async open(): Promise<void> {
     if (this.deps.monitors.through() === undefined) await this.deps.monitors.setThrough(this.#reach());
-    for (const e of this.deps.monitors.unpaidEvents()) await this.#settle(e, true);
+    await this.#settle(this.deps.monitors.unpaidEvents(), true);
   }
 
   async create(account: string, keyId: string, req: CreateMonitor): Promise<{ monitor: MonitorView; secret: string | null }> {
@@ -262,10 +264,14 @@ export class Monitors {
       if (to <= through) return;
       if (this.#dirty) await this.#refresh();
       this.#resolveSources();
+      const t = performance.now();
       const matches = this.#active.size === 0 ? [] : await this.#matcher.advance(through, to);
-      const events = this.#events(matches, through, to);
-      await this.deps.monitors.commitWindow(to, events);
-      for (const e of events) await this.#settle(e, false);
+      const events = await this.deps.monitors.commitWindow(to, this.#events(matches, through, to));
+      await this.#settle(events, false);
+      this.stats.windows++;
+      this.stats.events += events.length;
+      this.stats.matches += events.reduce((n, e) => n + e.ords.length, 0);
+      this.stats.ms += performance.now() - t;
     }
   }
 
@@ -296,75 +302,76 @@ export class Monitors {
     }
   }
 
-  /** One event per monitor with matches in the window, its items as /v1/match shows them, newest first. */
-  #events(matches: MonitorMatch[], from: number, to: number): MonitorEvent[] {
+  /** One event per monitor with matches in the window: references to its revisions, newest first. */
+  #events(matches: MonitorMatch[], from: number, to: number): NewEvent[] {
     const byMonitor = new Map<string, MonitorMatch[]>();
     for (const hit of matches) {
       const m = this.#active.get(hit.monitor);
       // Revisions searchable before the monitor was created (or resumed) are not its matches.
       if (!m || hit.label < m.startSeq) continue;
+      // like: the liked article's own later revisions would match themselves.
+      if (m.excludeUrl !== null && this.deps.store.revisions.get(hit.ord)!.url === m.excludeUrl) continue;
       let list = byMonitor.get(hit.monitor);
       if (!list) byMonitor.set(hit.monitor, (list = []));
       list.push(hit);
     }
-    if (byMonitor.size === 0) return [];
-    const names = new Map(this.deps.store.listSources().map((s) => [s.id, s.name]));
-    const now = this.deps.clock();
-    const events: MonitorEvent[] = [];
+    const { eventTime, ids } = this.deps.catalog;
+    const created = this.deps.clock();
+    const events: NewEvent[] = [];
     for (const [monitor, hits] of byMonitor) {
-      const m = this.#active.get(monitor)!;
-      const items: (MonitorItem & { t: number })[] = [];
-      for (const hit of hits) {
-        const rev = this.deps.store.revisions.get(hit.ord)!;
-        if (m.excludeUrl !== null && rev.url === m.excludeUrl) continue;
-        items.push({ ...articleFields(rev, names), score: hit.score, best_chunk: this.deps.store.chunks.get(hit.label)!.text, t: rev.eventTime });
-      }
-      if (items.length === 0) continue;
-      items.sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      if (hits.length > 1) hits.sort((a, b) => eventTime[b.ord] - eventTime[a.ord] || (ids[a.ord] < ids[b.ord] ? 1 : ids[a.ord] > ids[b.ord] ? -1 : 0));
       events.push({
-        id: eventId(monitor, to),
         monitor,
         fromSeq: from,
         seq: to,
-        created: now,
-        items: items.map(({ t: _, ...item }) => item),
-        credits: 0,
-        paid: false,
-        delivery: null,
+        created,
+        ords: hits.map((x) => x.ord),
+        labels: hits.map((x) => x.label),
+        scores: hits.map((x) => x.score),
       });
     }
     return events;
   }
 
   /**
-   * Charges an event a credit a match (the event id is the debit's request id) and makes it
-   * deliverable; a wallet or plan that cannot pay pauses the monitor and drops the event.
-   * `recovering`: a crash may have landed the debit but not the settle: the ledger says.
+   * Charges a window's events a credit a match, one journal change per account (the event id is
+   * each debit's request id), and makes them deliverable; an event its wallet or plan cannot pay
+   * for is dropped and pauses its monitor. `recovering`: a crash may have landed a debit but
+   * not the settle: the ledger says which.
    */
-  async #settle(e: MonitorEvent, recovering: boolean): Promise<void> {
-    const m = this.deps.monitors.get(e.monitor);
-    if (!m) return;
-    const units = e.items.length;
-    const landed = recovering ? this.deps.billing.entries(m.account, e.created - 60_000).find((x) => x.kind === 'debit' && x.requestId === e.id) : undefined;
-    let credits: number | null;
-    let reason = '';
-    if (landed) credits = -landed.credits;
-    else {
-      try {
-        credits = (await this.deps.billing.charge(m.account, 'monitors', { requestId: e.id, keyId: m.keyId }, units)).credits;
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        credits = null;
-        reason = `${err.code}: ${err.message}`;
-        this.deps.log.info({ monitor: m.id, event: e.id }, `monitor paused: ${reason}`);
+  async #settle(events: StoredEvent[], recovering: boolean): Promise<void> {
+    if (events.length === 0) return;
+    const byAccount = new Map<string, StoredEvent[]>();
+    for (const e of events) {
+      let list = byAccount.get(e.account);
+      if (!list) byAccount.set(e.account, (list = []));
+      list.push(e);
+    }
+    const outcomes: { event: StoredEvent; refused: string | null }[] = [];
+    for (const [account, list] of byAccount) {
+      let due = list;
+      if (recovering) {
+        const since = Math.min(...list.map((e) => e.created)) - 60_000;
+        const landed = new Set(this.deps.billing.entries(account, since).flatMap((x) => (x.kind === 'debit' && x.requestId ? [x.requestId] : [])));
+        due = list.filter((e) => !landed.has(e.id));
+        for (const e of list) if (landed.has(e.id)) outcomes.push({ event: e, refused: null });
       }
+      if (due.length === 0) continue;
+      const charges = await this.deps.billing.chargeMany(
+        account,
+        'monitors',
+        due.map((e) => ({ requestId: e.id, keyId: this.#active.get(e.monitor)?.keyId ?? 'monitors', units: e.credits })),
+      );
+      charges.forEach((c, i) => {
+        const refused = c instanceof AppError ? `${c.code}: ${c.message}` : null;
+        if (refused !== null) this.deps.log.info({ monitor: due[i].monitor, event: due[i].id }, `monitor paused: ${refused}`);
+        outcomes.push({ event: due[i], refused });
+      });
     }
-    await this.deps.monitors.settle(e, credits, this.deps.clock(), reason);
-    if (credits === null) {
-      this.#dirty = true;
-      return;
-    }
-    this.deps.feed.emit([{ ...e, paid: true, credits, delivery: m.webhookUrl === null ? null : 'pending' }]);
+    await this.deps.monitors.settle(outcomes, this.deps.clock());
+    if (outcomes.some((o) => o.refused !== null)) this.#dirty = true;
+    const paid = outcomes.filter((o) => o.refused === null).map((o) => o.event);
+    this.deps.feed.emit(paid);
   }
 }
 

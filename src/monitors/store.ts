@@ -3,7 +3,7 @@
  *
  *   monitors          id → MonitorRecord
  *   monitorOwners     [account, id] → true                  (an account's monitors, in id order)
- *   monitorEvents     [monitor, seq] → MonitorEvent         (a monitor's events in ingest order)
+ *   monitorEvents     [monitor, seq] → StoredEvent          (a monitor's events in ingest order)
  *   monitorOutbox     [dueAt, eventId] → OutboxEntry        (webhook events still to deliver, by when)
  *   monitorAttempts   [monitor, at, n] → DeliveryAttempt    (the delivery log, oldest first)
  *   monitorMeta       'through' → label                     (every window below it is matched)
@@ -11,15 +11,17 @@
  *
  * An event is one window of the ingest sequence's matches for one monitor: its `seq` is the
  * window's end, so a monitor's events are ordered and numbered by it, and an event's id names
- * both (a receiver dedups on it). The matcher writes a window's events, their outbox entries
- * and the new `through` in one transaction: a crash before it re-matches the window on the next
- * start, a crash after it loses nothing, and no window is matched twice. An event is charged after its window commits and is delivered
- * (outbox, streams) only once paid: a crash between the two leaves it in monitorUnpaid, and the
- * next start charges it unless the ledger already holds its debit (the event id is the debit's
- * request id), so a match is charged once.
+ * both (a receiver dedups on it). An event holds its matches as references (revision, best
+ * chunk, score; revisions never change): they are written as articles when it is delivered, so
+ * matching a window writes a few bytes a match. The pump writes a window's events (unpaid) and
+ * the new `through` in one transaction: a crash before it re-matches the window on the next
+ * start, a crash after it loses nothing, and no window is matched twice. Events are charged
+ * after their window commits and delivered (outbox, streams) only once paid: a crash between
+ * the two leaves them in monitorUnpaid, and the next start charges each unless the ledger
+ * already holds its debit (the event id is the debit's request id), so a match is charged once.
  */
 import type { Database, RootDatabase } from 'lmdb';
-import type { ArticleFields } from '../store/index.js';
+import { articleFields, type ArticleFields, type Store } from '../store/index.js';
 
 export type MonitorStatus = 'active' | 'paused';
 
@@ -69,23 +71,36 @@ export interface MonitorItem extends ArticleFields {
   best_chunk: string;
 }
 
-export interface MonitorEvent {
-  /** `evt_<monitor>_<seq>`: the same for every delivery of the event. */
-  id: string;
+/** A window's matches for one monitor, as the pump writes them: newest first by event_time. */
+export interface NewEvent {
   monitor: string;
   /** The window: revisions that became searchable in [fromSeq, seq). */
   fromSeq: number;
   seq: number;
   /** Unix ms. */
   created: number;
-  /** By event_time, newest first. */
-  items: MonitorItem[];
-  /** Credits charged for it (one a match); 0 until paid. */
+  ords: number[];
+  /** Each revision's best chunk in the window, and its score. */
+  labels: number[];
+  scores: number[];
+}
+
+/** An event as LMDB holds it. */
+export interface StoredEvent extends NewEvent {
+  /** `evt_<monitor>_<seq>`: the same for every delivery of the event. */
+  id: string;
+  account: string;
+  /** Credits it costs: one a match. */
   credits: number;
+  /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule; null for a stream's. */
+  delivery: 'pending' | 'delivered' | 'failed' | null;
+}
+
+/** An event as it is delivered: its matches written out as /v1/match items. */
+export interface MonitorEvent extends Omit<StoredEvent, 'ords' | 'labels' | 'scores'> {
+  items: MonitorItem[];
   /** Charged and deliverable; an unpaid event is neither delivered nor streamed. */
   paid: boolean;
-  /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule. */
-  delivery: 'pending' | 'delivered' | 'failed' | null;
 }
 
 export interface OutboxEntry {
@@ -127,13 +142,19 @@ export const ATTEMPTS_KEPT = 1000;
 export class MonitorStore {
   readonly monitors: Database<MonitorRecord, string>;
   readonly owners: Database<true, [string, string]>;
-  readonly events: Database<MonitorEvent, [string, number]>;
+  readonly events: Database<StoredEvent, [string, number]>;
   readonly outbox: Database<OutboxEntry, [number, string]>;
   readonly attempts: Database<DeliveryAttempt, [string, number, number]>;
   readonly unpaid: Database<true, [string, number]>;
   readonly #meta: Database<number, string>;
 
-  constructor(readonly root: RootDatabase) {
+  readonly root: RootDatabase;
+  /** Names of sources by id, as of the count of sources it was read at. */
+  #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
+
+  constructor(readonly store: Store) {
+    const root = store.root;
+    this.root = root;
     this.monitors = root.openDB({ name: 'monitors' });
     this.owners = root.openDB({ name: 'monitorOwners' });
     this.events = root.openDB({ name: 'monitorEvents' });
@@ -208,54 +229,72 @@ export class MonitorStore {
 
   /**
    * A matched window, in one transaction: its events (unpaid), each monitor's `lastSeq`, and
-   * `through` moved to the window's end. `settle` then pays or drops each event.
+   * `through` moved to the window's end. `settle` then pays or drops them. Returns the events
+   * written (a monitor deleted meanwhile has none).
    */
-  commitWindow(to: number, events: MonitorEvent[]): Promise<boolean> {
+  commitWindow(to: number, events: NewEvent[]): Promise<StoredEvent[]> {
     return this.root.transaction(() => {
+      const written: StoredEvent[] = [];
       for (const e of events) {
         const m = this.monitors.get(e.monitor);
         if (!m) continue;
-        this.events.put([e.monitor, e.seq], { ...e, paid: false, credits: 0 });
+        const stored: StoredEvent = { ...e, id: eventId(e.monitor, e.seq), account: m.account, credits: e.ords.length, delivery: null };
+        this.events.put([e.monitor, e.seq], stored);
         this.unpaid.put([e.monitor, e.seq], true);
         this.monitors.put(m.id, { ...m, lastSeq: e.seq });
+        written.push(stored);
       }
       this.#meta.put('through', to);
-      return true;
+      return written;
     });
   }
 
   /**
-   * An unpaid event's outcome: charged `credits` (it becomes deliverable, and a webhook
-   * monitor's goes to the outbox, due `now`), or refused (null: the event is dropped and the
-   * monitor paused with `reason`, from the event's window on).
+   * Unpaid events' outcomes, in one transaction: paid (deliverable; a webhook monitor's goes to
+   * the outbox, due `now`), or refused (`reason`: the event is dropped and its monitor paused,
+   * from the event's window on).
    */
-  settle(e: MonitorEvent, credits: number | null, now: number, reason = ''): Promise<boolean> {
+  settle(outcomes: { event: StoredEvent; refused: string | null }[], now: number): Promise<boolean> {
     return this.root.transaction(() => {
-      const key: [string, number] = [e.monitor, e.seq];
-      if (!this.unpaid.get(key)) return false;
-      this.unpaid.remove(key);
-      const m = this.monitors.get(e.monitor);
-      if (!m) return false;
-      if (credits === null) {
-        this.events.remove(key);
-        if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: reason, pausedSeq: e.fromSeq });
-        return true;
+      for (const { event: e, refused } of outcomes) {
+        const key: [string, number] = [e.monitor, e.seq];
+        if (!this.unpaid.get(key)) continue;
+        this.unpaid.remove(key);
+        const m = this.monitors.get(e.monitor);
+        if (!m) continue;
+        if (refused !== null) {
+          this.events.remove(key);
+          if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: e.fromSeq });
+          continue;
+        }
+        if (m.webhookUrl === null) continue;
+        this.events.put(key, { ...e, delivery: 'pending' });
+        this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
       }
-      const webhook = m.webhookUrl !== null;
-      this.events.put(key, { ...e, paid: true, credits, delivery: webhook ? 'pending' : null });
-      if (webhook) this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
       return true;
     });
   }
 
   /** Events written but not yet charged (a crash between the two), in window order. */
-  unpaidEvents(): MonitorEvent[] {
-    const out: MonitorEvent[] = [];
+  unpaidEvents(): StoredEvent[] {
+    const out: StoredEvent[] = [];
     for (const { key } of this.unpaid.getRange()) {
       const e = this.events.get(key);
       if (e) out.push(e);
     }
     return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** An event with its matches written out as /v1/match items (the revisions as stored). */
+  render(e: StoredEvent): MonitorEvent {
+    const sources = this.store.listSources();
+    if (sources.length !== this.#names.count) this.#names = { count: sources.length, byId: new Map(sources.map((x) => [x.id, x.name])) };
+    const { ords, labels, scores, ...head } = e;
+    const items = ords.map((ord, i): MonitorItem => {
+      const rev = this.store.revisions.get(ord)!;
+      return { ...articleFields(rev, this.#names.byId), score: scores[i], best_chunk: this.store.chunks.get(labels[i])!.text };
+    });
+    return { ...head, items, paid: !this.unpaid.doesExist([e.monitor, e.seq]) };
   }
 
   /** Sets `through` alone (the first start: matching begins at what LMDB holds then). */
@@ -264,15 +303,16 @@ export class MonitorStore {
   }
 
   event(monitor: string, seq: number): MonitorEvent | undefined {
-    return this.events.get([monitor, seq]);
+    const e = this.events.get([monitor, seq]);
+    return e && this.render(e);
   }
 
   /** A monitor's paid events with seq > `after`, oldest first. */
   eventsAfter(monitor: string, after: number, limit: number): MonitorEvent[] {
     const out: MonitorEvent[] = [];
-    for (const { value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER] })) {
-      if (!value.paid) continue;
-      out.push(value);
+    for (const { key, value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER] })) {
+      if (this.unpaid.doesExist(key)) continue;
+      out.push(this.render(value));
       if (out.length >= limit) break;
     }
     return out;
@@ -343,7 +383,7 @@ export class MonitorStore {
       const e = this.events.get([entry.monitor, entry.seq]);
       if (!m || !e) return null;
       const monitor: MonitorRecord = { ...m, failures: outcome.kind === 'delivered' ? 0 : m.failures + 1 };
-      const event: MonitorEvent = { ...e };
+      const event: StoredEvent = { ...e };
       let paused = false;
       if (outcome.kind === 'retry') this.outbox.put([outcome.dueAt, entry.event], { ...entry, attempts: attempt.attempt });
       else event.delivery = outcome.kind === 'delivered' ? 'delivered' : 'failed';
@@ -354,7 +394,7 @@ export class MonitorStore {
       if (event.delivery !== e.delivery) this.events.put([e.monitor, e.seq], event);
       this.monitors.put(m.id, monitor);
       this.#logAttempt(m.id, attempt);
-      return { event, monitor, paused };
+      return { event: { ...this.render(event), paid: true }, monitor, paused };
     });
   }
 

@@ -17,12 +17,12 @@ import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../store/index.js';
 import { MonitorFeed } from './feed.js';
-import { eventId, type MonitorEvent, type MonitorItem, MonitorStore } from './store.js';
+import { MonitorStore, type NewEvent } from './store.js';
 import { parseLastEventId, STREAM_RETRY_MS, streamEvents } from './stream.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-stream-'));
 const store = new Store(path.join(dir, 'lmdb'));
-const monitors = new MonitorStore(store.root);
+const monitors = new MonitorStore(store);
 const feed = new MonitorFeed();
 afterAll(async () => {
   await store.close();
@@ -59,28 +59,45 @@ async function createMonitor(): Promise<string> {
   return id;
 }
 
-function makeEvent(monitor: string, seq: number, bodyBytes = 40): MonitorEvent {
-  const items: MonitorItem[] = [0, 1].map((i) => ({
-    id: `art_${seq}_${i}`,
-    title: `Article ${seq}.${i}\nwith a newline`,
-    body: 'x'.repeat(bodyBytes),
-    source_name: 'reuters',
-    source_url: `https://example.com/${seq}/${i}`,
-    event_time: '2026-05-01T09:00:00Z',
-    score: 0.9 - i / 10,
-    best_chunk: `chunk ${seq}.${i}`,
-  }));
-  return { id: eventId(monitor, seq), monitor, fromSeq: seq - 5, seq, created: T0 + seq, items, credits: items.length, paid: true, delivery: null };
+/** Real revisions the events refer to (an event holds references; the stream writes them out). */
+const refs = new Map<string, { ord: number; label: number }>();
+const UNIT = new Float32Array(1024).fill(1 / 32);
+function revision(seq: number, i: number, bodyBytes: number): { ord: number; label: number } {
+  const key = `${seq}.${i}.${bodyBytes}`;
+  let r = refs.get(key);
+  if (!r) {
+    const [out] = store.writeRevisions([
+      {
+        url: `https://example.com/${seq}/${i}/${bodyBytes}`,
+        source: 'reuters',
+        title: `Article ${seq}.${i}\nwith a newline`,
+        body: 'x'.repeat(bodyBytes),
+        text: 't',
+        publishedAt: Date.UTC(2026, 4, 1, 9) / 1000,
+        chunks: [{ text: `chunk ${seq}.${i}`, vector: UNIT }],
+      },
+    ]);
+    if (out.status !== 'new') throw new Error(`revision ${key}: ${out.status}`);
+    r = { ord: out.ord, label: store.revisions.get(out.ord)!.labelStart };
+    refs.set(key, r);
+  }
+  return r;
 }
 
-/** Commits each seq as its own window, then announces it: what the matcher does. */
+function makeEvent(monitor: string, seq: number, bodyBytes = 40): NewEvent {
+  const rs = [0, 1].map((i) => revision(seq, i, bodyBytes));
+  return { monitor, fromSeq: seq - 5, seq, created: T0 + seq, ords: rs.map((r) => r.ord), labels: rs.map((r) => r.label), scores: [0.9, 0.8] };
+}
+
+/** Commits each seq as its own window, pays it and announces it: what the pump does. */
 async function publish(monitor: string, seqs: number[], bodyBytes?: number): Promise<void> {
   for (const seq of seqs) {
-    const events = [makeEvent(monitor, seq, bodyBytes)];
-    await monitors.commitWindow(seq, events);
-    // Paid (a credit a match) and so deliverable, as the pump settles each event.
-    for (const e of events) await monitors.settle(e, e.items.length, T0);
-    feed.emit(events);
+    const written = await monitors.commitWindow(seq, [makeEvent(monitor, seq, bodyBytes)]);
+    await monitors.settle(
+      written.map((event) => ({ event, refused: null })),
+      T0,
+    );
+    feed.emit(written);
   }
 }
 
@@ -272,7 +289,7 @@ describe('streamEvents', () => {
     expect(c.res.headers['x-accel-buffering']).toBe('no');
     expect(c.res.headers.connection).toBe('keep-alive');
     expect(c.retry).toBe(STREAM_RETRY_MS);
-    const e = makeEvent(monitor, 10);
+    const e = monitors.event(monitor, 10)!;
     expect(c.frames[0]).toEqual({
       id: '10',
       event: 'matches',
@@ -338,7 +355,7 @@ describe('streamEvents', () => {
     c.res.resume();
     await until(() => c.frames.length >= 61, 'the replay and the event committed during it');
     // Announced again (a listener must not trust the feed to say each once): not sent twice.
-    feed.emit([makeEvent(monitor, 61)]);
+    feed.emit([monitors.events.get([monitor, 61])!]);
     await publish(monitor, [62]);
     await until(() => c.frames.length >= 62, 'the next live event');
     expect(c.seqs).toEqual(range(1, 62));

@@ -81,7 +81,7 @@ const deliverers: WebhookDeliverer[] = [];
 
 beforeAll(() => {
   store = new Store(lmdbPath);
-  monitors = new MonitorStore(store.root);
+  monitors = new MonitorStore(store);
   client = new HttpClient(webhookDelivery({ timeoutMs: 2000, allowPrivate: true, userAgent: 'newsmatch-webhooks/1' }));
 });
 afterEach(async () => {
@@ -137,37 +137,31 @@ async function monitor(hookPath: string, o: Partial<MonitorRecord> = {}): Promis
 }
 
 let seq = 100;
-/** Commits one event of `m` as the pump does (written, paid, due now) and tells the feed. */
+const UNIT = new Float32Array(1024).fill(1 / 32);
+/** Commits one event of `m` as the pump does (a real revision matched, written, paid: due now) and tells the feed. */
 async function event(m: MonitorRecord): Promise<MonitorEvent> {
   const fromSeq = seq;
   seq += 10;
-  const e: MonitorEvent = {
-    id: eventId(m.id, seq),
-    monitor: m.id,
-    fromSeq,
-    seq,
-    created: now,
-    items: [
-      {
-        id: 'art_1',
-        title: 'Zölle auf Solarmodule',
-        body: 'Tariffs on solar panels…',
-        source_name: 'Example News',
-        source_url: 'https://news.example/solar',
-        event_time: '2026-05-01T08:59:00Z',
-        score: 0.71,
-        best_chunk: 'Tariffs on solar panels',
-      },
-    ],
-    credits: 1,
-    paid: true,
-    delivery: 'pending',
-  };
-  // Written unpaid, then paid (which queues it, due now): what the pump does.
-  await monitors.commitWindow(seq, [e]);
-  await monitors.settle(e, 1, now);
-  feed.emit([e]);
-  return e;
+  const [out] = store.writeRevisions([
+    {
+      url: `https://news.example/solar/${seq}`,
+      source: 'Example News',
+      title: 'Zölle auf Solarmodule',
+      body: 'Tariffs on solar panels…',
+      text: 't',
+      publishedAt: Date.UTC(2026, 4, 1, 8, 59) / 1000,
+      chunks: [{ text: 'Tariffs on solar panels', vector: UNIT }],
+    },
+  ]);
+  if (out.status !== 'new') throw new Error(out.status);
+  const label = store.revisions.get(out.ord)!.labelStart;
+  const written = await monitors.commitWindow(seq, [{ monitor: m.id, fromSeq, seq, created: now, ords: [out.ord], labels: [label], scores: [0.71] }]);
+  await monitors.settle(
+    written.map((event) => ({ event, refused: null })),
+    now,
+  );
+  feed.emit(written);
+  return monitors.event(m.id, seq)!;
 }
 
 /** Waits for `cond` (polling), failing after 10 s with `what`. */
@@ -466,7 +460,7 @@ print(verify(e["SECRET"], e["HEADER"], good, 300, now), verify(e["SECRET"], e["H
 
     await store.close();
     store = new Store(lmdbPath);
-    monitors = new MonitorStore(store.root);
+    monitors = new MonitorStore(store);
     const again = deliverer();
     await settled(again, m.id, 2);
     await settled(again, m2.id, 3);

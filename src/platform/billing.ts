@@ -184,6 +184,36 @@ export class Billing {
     });
   }
 
+  /**
+   * Debits several calls of `product` to one account in one journal change: a debit entry each
+   * (a monitor's event: one `units` a match), refused one by one. Each result is the debit's
+   * Charge, or the AppError that refused it (429 quota_exceeded, 403 not_subscribed) with the
+   * wallet as it was, so a window's events are paid as far as the wallet goes.
+   */
+  chargeMany(account: string, product: Product, calls: { requestId: string; keyId: string; units: number }[]): Promise<(Charge | AppError)[]> {
+    const h = this.held(account);
+    return this.#writer.change(h, (state, now, out) => {
+      if (account === OPERATOR) {
+        return calls.map((ctx): Charge => {
+          const debit = operatorDebit(state, product, ctx, now, out);
+          return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
+        });
+      }
+      const subscribed = this.#subOf(h, product, now);
+      return calls.map((ctx): Charge | AppError => {
+        if (!subscribed) return new AppError('not_subscribed', `this account does not subscribe to ${product}`);
+        try {
+          // debitCall refuses before it records anything: the entries so far stand.
+          const debit = debitCall(account, state, product, subscribed, ctx, now, out, ctx.units);
+          return { account, seq: debit.seq, credits: 0 - debit.credits, remaining: debit.balance, debit };
+        } catch (e) {
+          if (e instanceof AppError) return e;
+          throw e;
+        }
+      });
+    });
+  }
+
   /** Reverses a charge (a 5xx, or a request refused after it was charged). A charge is refunded once. */
   async refund(charge: Charge, reason: string): Promise<Charge> {
     const id = charge.account;
