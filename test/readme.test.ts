@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { settings } from '../src/config.js';
 import { catalogue } from '../src/errors.js';
+import { NODE_VERIFY, PYTHON_VERIFY } from '../src/monitors/index.js';
+import { MONITOR_LIMITS } from '../src/platform/index.js';
 
 const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -12,7 +14,9 @@ function tableAfter(heading: string): string[][] {
   const lines = readme.slice(start).split('\n').slice(1);
   const rows: string[][] = [];
   let inTable = false;
-  for (const line of lines) {
+  for (const raw of lines) {
+    // A table inside a list item is indented.
+    const line = raw.trimStart();
     if (line.startsWith('|')) {
       inTable = true;
       rows.push(
@@ -64,5 +68,14 @@ describe('README', () => {
         .map((s) => s.env)
         .sort(),
     );
+  });
+
+  it('monitors: the signature snippets are the ones the tests run, and the plan table is the products table', () => {
+    const start = readme.indexOf('## Monitors');
+    expect(start).toBeGreaterThanOrEqual(0);
+    expect(readme).toContain(`\`\`\`js\n${NODE_VERIFY}\`\`\``);
+    expect(readme).toContain(`\`\`\`python\n${PYTHON_VERIFY}\`\`\``);
+    const rows = tableAfter('## Monitors').map(([plan, monitors, matches]) => [plan, Number(monitors.replace(/,/g, '')), Number(matches.replace(/,/g, ''))]);
+    expect(rows).toEqual(Object.entries(MONITOR_LIMITS).map(([plan, l]) => [plan, l.monitors, l.deliveries]));
   });
 });

@@ -74,7 +74,8 @@ export class MonitorMatcher {
     for (let i = 0; i < n; i++) {
       const label = from + i;
       vectors.set(this.store.vector(label), i * DIMS);
-      ords[i] = this.store.chunks.get(label)!.ord;
+      // The catalog maps every label below its `labels` (the caller's window is within them).
+      ords[i] = this.catalog.labelOrd[label];
       labels[i] = label;
     }
     const m = await this.#set.score({ vectors, ords, labels });

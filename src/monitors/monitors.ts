@@ -19,6 +19,8 @@ import type { MonitorRecord, MonitorStore, NewEvent, StoredEvent } from './store
 
 /** Labels one pass of the pump scores at most (a large import is matched in windows this size). */
 const WINDOW = 4096;
+/** A changed set is prepared this long after the last change. */
+const REFRESH_AFTER_MS = 50;
 
 export interface MonitorsDeps {
   store: Store;
@@ -86,8 +88,9 @@ export class Monitors {
   #pumping: Promise<void> | null = null;
   #again = false;
   #closed = false;
+  #refreshTimer: NodeJS.Timeout | undefined;
   /** What the pump has done in this process (bench:monitors, /metrics). */
-  readonly stats = { windows: 0, events: 0, matches: 0, ms: 0 };
+  readonly stats = { windows: 0, events: 0, matches: 0, ms: 0, scoreMs: 0, writeMs: 0, chargeMs: 0 };
 
   constructor(readonly deps: MonitorsDeps) {
     this.#matcher = new MonitorMatcher(deps.engine, deps.store, deps.catalog);
@@ -166,11 +169,10 @@ export class Monitors {
       pausedSeq: null,
       startSeq: this.#reach(),
       failures: 0,
-      lastSeq: null,
     };
     await this.deps.monitors.put(record);
-    this.#dirty = true;
-    return { monitor: view(record), secret };
+    this.#invalidate();
+    return { monitor: view(record, null), secret };
   }
 
   /** One of the account's monitors; another account's is 404 like a missing one (ids are not disclosed). */
@@ -181,17 +183,17 @@ export class Monitors {
   }
 
   list(account: string): MonitorView[] {
-    return this.deps.monitors.list(account).map(view);
+    return this.deps.monitors.list(account).map((m) => view(m, this.deps.monitors.lastSeq(m.id)));
   }
 
   get(account: string, id: string): MonitorView {
-    return view(this.owned(account, id));
+    return view(this.owned(account, id), this.deps.monitors.lastSeq(id));
   }
 
   async remove(account: string, id: string): Promise<void> {
     this.owned(account, id);
     await this.deps.monitors.remove(id);
-    this.#dirty = true;
+    this.#invalidate();
   }
 
   /** Resumes a paused monitor from what is searchable now (what it missed: POST /v1/match after_seq=paused_seq). */
@@ -204,14 +206,26 @@ export class Monitors {
       Object.assign(r, { status: 'active', pausedReason: null, failures: 0, startSeq: Math.max(r.startSeq, startSeq) });
     });
     if (!m) throw new AppError('monitor_not_found', `no monitor ${JSON.stringify(id)} on this account`);
-    this.#dirty = true;
+    this.#invalidate();
     this.deps.onResume?.();
-    return view(m);
+    return view(m, this.deps.monitors.lastSeq(id));
   }
 
   /** A monitor changed outside this class (the deliverer paused it): rebuild the set. */
   changed(): void {
+    this.#invalidate();
+  }
+
+  /**
+   * The set is stale: it is rebuilt (on the engine's threads) once changes stop for a moment, so a
+   * burst of creations prepares it once, and the next window finds it ready.
+   */
+  #invalidate(): void {
     this.#dirty = true;
+    if (this.#closed) return;
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = setTimeout(() => void this.pump().catch((e) => this.deps.log.error({ err: e }, 'preparing monitors failed')), REFRESH_AFTER_MS);
+    this.#refreshTimer.unref();
   }
 
   /**
@@ -238,6 +252,7 @@ export class Monitors {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#refreshTimer);
     await this.#pumping?.catch(() => {});
   }
 
@@ -251,23 +266,29 @@ export class Monitors {
    * slices, and a window must hold a revision whole (its best chunk, and one event for it).
    */
   #boundary(label: number): number {
-    const chunk = this.deps.store.chunks.get(label);
-    if (!chunk) return label;
-    const start = this.deps.store.revisions.get(chunk.ord)!.labelStart;
-    return Math.min(start, label);
+    const c = this.deps.catalog;
+    const ord = label < c.labels ? c.labelOrd[label] : this.deps.store.chunks.get(label)?.ord;
+    if (ord === undefined) return label;
+    return Math.min(ord < c.size ? c.labelStart[ord] : this.deps.store.revisions.get(ord)!.labelStart, label);
   }
 
   async #run(): Promise<void> {
     while (!this.#closed) {
+      // Prepared before a window comes, so a new set's cost is not a window's.
+      if (this.#dirty) await this.#refresh();
       const through = this.deps.monitors.through() ?? 0;
       const to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
       if (to <= through) return;
-      if (this.#dirty) await this.#refresh();
       this.#resolveSources();
       const t = performance.now();
       const matches = this.#active.size === 0 ? [] : await this.#matcher.advance(through, to);
+      const t1 = performance.now();
       const events = await this.deps.monitors.commitWindow(to, this.#events(matches, through, to));
+      const t2 = performance.now();
       await this.#settle(events, false);
+      this.stats.scoreMs += t1 - t;
+      this.stats.writeMs += t2 - t1;
+      this.stats.chargeMs += performance.now() - t2;
       this.stats.windows++;
       this.stats.events += events.length;
       this.stats.matches += events.reduce((n, e) => n + e.ords.length, 0);
@@ -369,7 +390,7 @@ export class Monitors {
       });
     }
     await this.deps.monitors.settle(outcomes, this.deps.clock());
-    if (outcomes.some((o) => o.refused !== null)) this.#dirty = true;
+    if (outcomes.some((o) => o.refused !== null)) this.#invalidate();
     const paid = outcomes.filter((o) => o.refused === null).map((o) => o.event);
     this.deps.feed.emit(paid);
   }
@@ -382,7 +403,7 @@ function unpack(bytes: Uint8Array): Float32Array[] {
   return out;
 }
 
-export function view(m: MonitorRecord): MonitorView {
+export function view(m: MonitorRecord, lastSeq: number | null): MonitorView {
   return {
     id: m.id,
     created: new Date(m.created).toISOString(),
@@ -396,7 +417,7 @@ export function view(m: MonitorRecord): MonitorView {
     include_edits: m.includeEdits,
     delivery: m.webhookUrl === null ? { type: 'stream' } : { type: 'webhook', url: m.webhookUrl },
     start_seq: m.startSeq,
-    last_seq: m.lastSeq,
+    last_seq: lastSeq,
     failures: m.failures,
   };
 }

@@ -61,8 +61,6 @@ export interface MonitorRecord {
   startSeq: number;
   /** Webhook deliveries failed in a row (reset by a success); past the limit it pauses. */
   failures: number;
-  /** The sequence of its last event, or null before the first. */
-  lastSeq: number | null;
 }
 
 /** A match as /v1/match returns one. */
@@ -228,8 +226,7 @@ export class MonitorStore {
   }
 
   /**
-   * A matched window, in one transaction: its events (unpaid), each monitor's `lastSeq`, and
-   * `through` moved to the window's end. `settle` then pays or drops them. Returns the events
+   * A matched window, in one transaction: its events (unpaid) and `through` moved to the window's end. `settle` then pays or drops them. Returns the events
    * written (a monitor deleted meanwhile has none).
    */
   commitWindow(to: number, events: NewEvent[]): Promise<StoredEvent[]> {
@@ -241,7 +238,6 @@ export class MonitorStore {
         const stored: StoredEvent = { ...e, id: eventId(e.monitor, e.seq), account: m.account, credits: e.ords.length, delivery: null };
         this.events.put([e.monitor, e.seq], stored);
         this.unpaid.put([e.monitor, e.seq], true);
-        this.monitors.put(m.id, { ...m, lastSeq: e.seq });
         written.push(stored);
       }
       this.#meta.put('through', to);
@@ -300,6 +296,12 @@ export class MonitorStore {
   /** Sets `through` alone (the first start: matching begins at what LMDB holds then). */
   setThrough(to: number): Promise<boolean> {
     return this.#meta.put('through', to);
+  }
+
+  /** The sequence of a monitor's latest event, or null before its first. */
+  lastSeq(monitor: string): number | null {
+    for (const key of this.events.getKeys({ start: [monitor, Number.MAX_SAFE_INTEGER], end: [monitor, -1], reverse: true, limit: 1 })) return key[1];
+    return null;
   }
 
   event(monitor: string, seq: number): MonitorEvent | undefined {

@@ -54,7 +54,6 @@ async function createMonitor(): Promise<string> {
     pausedSeq: null,
     startSeq: 0,
     failures: 0,
-    lastSeq: null,
   });
   return id;
 }

@@ -19,7 +19,7 @@ import { AppError } from '../errors.js';
 import { HttpClient, webhookDelivery } from '../net/index.js';
 import { Store } from '../store/index.js';
 import { MonitorFeed } from './feed.js';
-import { ATTEMPTS_KEPT, eventId, MonitorStore, type DeliveryAttempt, type MonitorEvent, type MonitorRecord } from './store.js';
+import { ATTEMPTS_KEPT, MonitorStore, type DeliveryAttempt, type MonitorEvent, type MonitorRecord } from './store.js';
 import { NODE_VERIFY, PYTHON_VERIFY } from './verify-snippets.js';
 import { checkWebhookUrl, signPayload, verifySignature, WebhookDeliverer, webhookBody } from './webhooks.js';
 
@@ -129,7 +129,6 @@ async function monitor(hookPath: string, o: Partial<MonitorRecord> = {}): Promis
     pausedSeq: null,
     startSeq: 0,
     failures: 0,
-    lastSeq: null,
     ...o,
   };
   await monitors.put(m);
