@@ -14,13 +14,11 @@
  * 0.6–0.7: a story's articles), narrow story monitors (floor 0.72–0.85: few or none), and
  * off-topic or random ones (floor 0.5: none).
  *
- * Then ingest with and without monitors: BENCH_INGEST_BATCHES batches (default 10) of about
- * BENCH_CHUNKS new chunks each, imported (service.importFile, the `newsmatch import` path) into
- * two fresh stores, batch by batch in turn so the machine's noise falls on both; one of them
- * holds the monitors as the product does (stream monitors of one account), so each import there
- * also matches its window, writes the events and charges them (Monitors.pump). The line
- * `monitors_ingest:` gives both rates and the slowdown; `monitors_delivery:` the pump's time per
- * batch (chunks to paid, deliverable events) against the raw dots of a batch.
+ * Then ingest with and without monitors (see `ingest` below): batches of about BENCH_CHUNKS new
+ * chunks, imported (service.importFile, the `newsmatch import` path) into two fresh stores, one
+ * of which holds the monitors as the product does (stream monitors of one account). The line
+ * `monitors_ingest:` gives both rates and the slowdown; `monitors_delivery:` the pump's own time
+ * a window (chunks in, paid deliverable events out) against the raw dots of a batch.
  *
  *   BENCH_MONITORS=10000 BENCH_CHUNKS=1000 BENCH_RUNS=5 npm run bench:monitors
  */
@@ -143,16 +141,20 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
 }
 
 /**
- * Ingest with and without monitors, batch by batch in turn, through the product: the "on" store
- * holds `m` stream monitors of one account (created with POST /v1/monitors' core), and each
- * import there also matches its window, writes the events and charges them (Monitors.pump, which
- * importFile awaits). Its pump time per batch is the delivery time, set against the raw dots.
+ * Ingest with and without monitors, through the product: the "on" store holds `m` stream
+ * monitors of one account (created with POST /v1/monitors' core), so each import there is also
+ * matched, written and charged (Monitors.pump), behind the import. Two rounds of
+ * BENCH_INGEST_BATCHES imports into each store, "off" first then "on" first, so the machine's
+ * drift falls on both; the "on" time runs until the pump has caught up with the last import.
+ * Then the delivery time alone: BENCH_DELIVERY_BATCHES more imports, each left to its pump with
+ * nothing else running (the pump's own time per window: chunks in, paid deliverable events out).
  */
 async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number, rawMs: number): Promise<void> {
   const batches = envInt('BENCH_INGEST_BATCHES', 10);
+  const alone = envInt('BENCH_DELIVERY_BATCHES', 5);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-ingest-'));
   try {
-    const files = Array.from({ length: batches }, (_, b) => batchFile(root, rng, mod, n, b));
+    const files = Array.from({ length: 2 * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
     const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
     const [off, on] = [await open('off'), await open('on')];
     const m = mon.floors.length;
@@ -160,46 +162,66 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     on.billing.subscribe(account, 'monitors', 'mega');
     on.billing.buy(account, 1_000_000_000);
     let t = performance.now();
-    for (let i = 0; i < m; i++) {
-      await on.monitors.create(account, 'bench', {
-        vector: Array.from(mon.vectors.subarray(i * DIM, (i + 1) * DIM)),
-        min_score: mon.floors[i],
-        include_edits: true,
-        stream: true,
-      });
+    for (let i = 0; i < m; i += 200) {
+      await Promise.all(
+        Array.from({ length: Math.min(200, m - i) }, (_, k) =>
+          on.monitors.create(account, 'bench', {
+            vector: Array.from(mon.vectors.subarray((i + k) * DIM, (i + k + 1) * DIM)),
+            min_score: mon.floors[i + k],
+            include_edits: true,
+            stream: true,
+          }),
+        ),
+      );
     }
     const created = performance.now() - t;
     t = performance.now();
     // The set is prepared once changes stop (Monitors' refresh), before any window comes.
     await on.monitors.pump();
     console.log(`\ncreated ${m} monitors in ${created.toFixed(0)} ms; prepared them in ${(performance.now() - t).toFixed(0)} ms`);
-    let tOff = 0;
-    let tOn = 0;
-    for (const file of files) {
-      t = performance.now();
-      await off.importFile(file);
-      tOff += performance.now() - t;
-      t = performance.now();
-      await on.importFile(file);
-      tOn += performance.now() - t;
-    }
+
+    const importAll = async (svc: typeof on, list: string[]): Promise<number> => {
+      const t0 = performance.now();
+      for (const file of list) await svc.importFile(file);
+      // Matching runs behind the imports: until it has caught up.
+      await svc.monitors.pump();
+      return performance.now() - t0;
+    };
+    const first = files.slice(0, batches);
+    const second = files.slice(batches, 2 * batches);
+    let tOff = await importAll(off, first);
+    let tOn = await importAll(on, first);
+    tOn += await importAll(on, second);
+    tOff += await importAll(off, second);
     const chunks = on.store.nextLabel();
-    const st = on.monitors.stats;
-    await off.close();
-    await on.close();
+    const st = { ...on.monitors.stats };
     const rate = (ms: number) => (chunks / ms) * 1000;
-    const perBatch = st.ms / batches;
     console.log(
-      `ingest of ${chunks} chunks in ${batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
-        `(the pump ${st.ms.toFixed(0)} ms of ${tOn.toFixed(0)}: scoring ${st.scoreMs.toFixed(0)}, writing ${st.writeMs.toFixed(0)}, charging and settling ${st.chargeMs.toFixed(0)}; ` +
-        `${st.windows} windows, ${st.events} events, ${st.matches} matches)`,
+      `ingest of ${chunks} chunks in ${2 * batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
+        `(${st.windows} windows, ${st.events} events, ${st.matches} matches)`,
     );
     console.log(
       `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} matches=${st.matches}`,
     );
+
+    // The pump alone: each import's window matched with nothing else running.
+    const before = { ...on.monitors.stats };
+    for (const file of files.slice(2 * batches)) {
+      await on.importFile(file);
+      await on.monitors.pump();
+    }
+    const a = on.monitors.stats;
+    const d = (k: keyof typeof a) => a[k] - before[k];
+    const perBatch = d('ms') / alone;
     console.log(
-      `monitors_delivery: m=${m} n=${n} pump_ms_per_batch=${perBatch.toFixed(1)} raw_ms=${rawMs.toFixed(1)} ratio=${(rawMs / perBatch).toFixed(2)} matches_per_s=${((st.matches / st.ms) * 1000).toFixed(0)}`,
+      `delivery alone, ${alone} windows: ${perBatch.toFixed(1)} ms a window of ${n} chunks (scoring ${(d('scoreMs') / alone).toFixed(1)}, writing ${(d('writeMs') / alone).toFixed(1)}, ` +
+        `charging and settling ${(d('chargeMs') / alone).toFixed(1)}); ${d('events')} events, ${d('matches')} matches`,
     );
+    console.log(
+      `monitors_delivery: m=${m} n=${n} pump_ms_per_batch=${perBatch.toFixed(1)} raw_ms=${rawMs.toFixed(1)} ratio=${(rawMs / perBatch).toFixed(2)} matches_per_s=${((d('matches') / d('ms')) * 1000).toFixed(0)}`,
+    );
+    await off.close();
+    await on.close();
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

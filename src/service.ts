@@ -263,7 +263,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       sync();
       news.catchUp();
       await maintenance.flush(hooks.onIndexProgress);
-      await monitors.pump();
+      // Matched behind the import, not in its way: `monitors.pump()` resolves once caught up.
+      pumpMonitors();
       return summary;
     },
     async close() {
@@ -392,14 +393,11 @@ function cursorSecret(dataDir: string): Buffer {
   return secret;
 }
 
-/** Refunds the debit of a monitor event (its request id is the event id), if it is in the ledger. */
+/** Gives back a given-up webhook event's credits: its matches' part of its window's debit (request id `mwin_<seq>`). */
 async function refundEvent(billing: Billing, event: MonitorEvent, account: string, reason: string, log: Logger): Promise<void> {
-  const eventId = event.id;
-  const debit = billing.entries(account, event.created - 60_000).find((e) => e.kind === 'debit' && e.requestId === eventId);
-  if (!debit) return;
   try {
-    await billing.refund({ account, seq: debit.seq, credits: -debit.credits, remaining: null, debit }, reason);
+    await billing.refundUnits(account, `mwin_${event.seq}`, event.items.length, `${reason}: ${event.id}`, event.created - 60_000);
   } catch (e) {
-    log.error({ err: e, event: eventId }, 'refunding a given-up webhook event failed');
+    log.error({ err: e, event: event.id }, 'refunding a given-up webhook event failed');
   }
 }

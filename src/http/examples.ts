@@ -52,7 +52,6 @@ const MONITOR = {
   include_edits: false,
   delivery: { type: 'webhook', url: 'https://hooks.example/newsmatch' },
   start_seq: 51200,
-  last_seq: 52311,
   failures: 0,
 };
 

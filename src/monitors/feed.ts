@@ -3,10 +3,10 @@
  * its window is committed to LMDB: a listener that misses one (not yet connected, restarted)
  * reads it back from the store, so this carries wake-ups, never the only copy.
  */
-import type { StoredEvent } from './store.js';
+import type { EventRef } from './store.js';
 
-/** Given the event as stored (its matches as references): a listener that writes it renders it (MonitorStore.render). */
-type Listener = (e: StoredEvent) => void;
+/** Given which event (a listener that writes it reads it: MonitorStore.event). */
+type Listener = (e: EventRef) => void;
 
 export class MonitorFeed {
   readonly #byMonitor = new Map<string, Set<Listener>>();
@@ -34,7 +34,7 @@ export class MonitorFeed {
     return this.#byMonitor.get(monitor)?.size ?? 0;
   }
 
-  emit(events: readonly StoredEvent[]): void {
+  emit(events: readonly EventRef[]): void {
     for (const e of events) {
       for (const f of this.#any) f(e);
       const set = this.#byMonitor.get(e.monitor);

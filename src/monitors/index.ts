@@ -9,8 +9,10 @@ export {
   type MonitorEvent,
   type MonitorItem,
   type MonitorRecord,
+  type EventRef,
   type NewEvent,
-  type StoredEvent,
+  type WindowMatches,
+  windowOf,
 } from './store.js';
 export { parseLastEventId, STREAM_RETRY_MS, streamEvents, type StreamOptions } from './stream.js';
 export { NODE_VERIFY, PYTHON_VERIFY } from './verify-snippets.js';

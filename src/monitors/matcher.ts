@@ -66,7 +66,16 @@ export class MonitorMatcher {
    * revision's score is its best chunk against any of the monitor's vectors.
    */
   async advance(from: number, to: number): Promise<MonitorMatch[]> {
-    if (!this.#set || to <= from) return [];
+    const c = await this.advanceColumns(from, to);
+    return Array.from(c.spec, (spec, i) => ({ monitor: this.#specs[spec].id, ord: c.ords[i], label: c.labels[i], score: c.scores[i] }));
+  }
+
+  /**
+   * The same as columns, grouped by monitor in the order of `set`'s specs (`spec`: the index),
+   * each monitor's by ord: what the pump writes as a window, with no object a match.
+   */
+  async advanceColumns(from: number, to: number): Promise<MatchColumns> {
+    if (!this.#set || to <= from) return { spec: new Uint32Array(0), ords: new Uint32Array(0), labels: new Uint32Array(0), scores: new Float32Array(0) };
     const n = to - from;
     const vectors = new Float32Array(n * DIMS);
     const ords = new Float64Array(n);
@@ -79,25 +88,66 @@ export class MonitorMatcher {
       labels[i] = label;
     }
     const m = await this.#set.score({ vectors, ords, labels });
-    // The kernel gives each (row, revision) once, rows in monitor order: a monitor of one
-    // vector needs no merging, and one without filters no domain check.
-    const out: MonitorMatch[] = [];
-    const merged = new Map<string, MonitorMatch>();
-    for (let i = 0; i < m.monitor.length; i++) {
-      const spec = this.#specs[this.#rowOf[m.monitor[i]]];
+    const k = m.monitor.length;
+    const out: MatchColumns = { spec: new Uint32Array(k), ords: new Uint32Array(k), labels: new Uint32Array(k), scores: new Float32Array(k) };
+    let kept = 0;
+    // The kernel gives each (row, revision) once, rows in monitor order (a monitor's rows are
+    // consecutive): a monitor of one vector needs no merging, and one without filters no domain check.
+    const merging: { spec: number; best: Map<number, number> | null } = { spec: -1, best: null };
+    const flush = () => {
+      if (!merging.best) return;
+      const start = kept;
+      for (const [ord, i] of merging.best) {
+        out.spec[kept] = merging.spec;
+        out.ords[kept] = ord;
+        out.labels[kept] = m.label[i];
+        out.scores[kept++] = m.score[i];
+      }
+      sortByOrd(out, start, kept);
+      merging.best = null;
+    };
+    for (let i = 0; i < k; i++) {
+      const specIndex = this.#rowOf[m.monitor[i]];
+      const spec = this.#specs[specIndex];
       const ord = m.ord[i];
-      if (this.#filtered[this.#rowOf[m.monitor[i]]] && !inDomain(this.catalog, ord, spec.domain)) continue;
-      const match = { monitor: spec.id, ord, label: m.label[i], score: m.score[i] };
+      if (this.#filtered[specIndex] && !inDomain(this.catalog, ord, spec.domain)) continue;
       if (spec.vectors.length === 1) {
-        out.push(match);
+        flush();
+        out.spec[kept] = specIndex;
+        out.ords[kept] = ord;
+        out.labels[kept] = m.label[i];
+        out.scores[kept++] = m.score[i];
         continue;
       }
       // Several vectors of one monitor (like) may each match a revision: its best counts.
-      const key = `${spec.id}\0${ord}`;
-      const had = merged.get(key);
-      if (!had || match.score > had.score) merged.set(key, match);
+      if (!merging.best || merging.spec !== specIndex) {
+        flush();
+        merging.spec = specIndex;
+        merging.best = new Map();
+      }
+      const had = merging.best.get(ord);
+      if (had === undefined || m.score[i] > m.score[had]) merging.best.set(ord, i);
     }
-    if (merged.size === 0) return out;
-    return [...out, ...merged.values()].sort((a, b) => (a.monitor < b.monitor ? -1 : a.monitor > b.monitor ? 1 : a.ord - b.ord));
+    flush();
+    return { spec: out.spec.subarray(0, kept), ords: out.ords.subarray(0, kept), labels: out.labels.subarray(0, kept), scores: out.scores.subarray(0, kept) };
   }
+}
+
+/** A window's matches as columns: entry i is spec `spec[i]` matching revision `ords[i]` (best chunk `labels[i]`, `scores[i]`). */
+export interface MatchColumns {
+  spec: Uint32Array;
+  ords: Uint32Array;
+  labels: Uint32Array;
+  scores: Float32Array;
+}
+
+/** Sorts entries [start, end) of one monitor by ord (a merged monitor's, which come out of a map). */
+function sortByOrd(c: MatchColumns, start: number, end: number): void {
+  const idx = Array.from({ length: end - start }, (_, i) => start + i).sort((a, b) => c.ords[a] - c.ords[b]);
+  const ords = idx.map((i) => c.ords[i]);
+  const labels = idx.map((i) => c.labels[i]);
+  const scores = idx.map((i) => c.scores[i]);
+  c.ords.set(ords, start);
+  c.labels.set(labels, start);
+  c.scores.set(scores, start);
 }

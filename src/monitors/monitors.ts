@@ -14,8 +14,8 @@ import { MONITOR_LIMITS, OPERATOR, type Billing, type CreditPlan } from '../plat
 import { normalise, type SearchEngine } from '../search/index.js';
 import { resolveSources, type Catalog, type Store } from '../store/index.js';
 import type { MonitorFeed } from './feed.js';
-import { MonitorMatcher, type MonitorMatch, type MonitorSpec } from './matcher.js';
-import type { MonitorRecord, MonitorStore, NewEvent, StoredEvent } from './store.js';
+import { type MatchColumns, MonitorMatcher, type MonitorSpec } from './matcher.js';
+import type { EventRef, MonitorRecord, MonitorStore, WindowBill, WindowMatches } from './store.js';
 
 /** Labels one pass of the pump scores at most (a large import is matched in windows this size). */
 const WINDOW = 4096;
@@ -70,7 +70,6 @@ export interface MonitorView {
   include_edits: boolean;
   delivery: { type: 'webhook'; url: string } | { type: 'stream' };
   start_seq: number;
-  last_seq: number | null;
   failures: number;
 }
 
@@ -85,6 +84,8 @@ export class Monitors {
   /** The sources the set's filters were resolved against (a new source re-resolves them). */
   #sourceCount = -1;
   #specs: MonitorSpec[] = [];
+  /** The set's monitors, by their index in it (number order). */
+  #bySpec: MonitorRecord[] = [];
   #pumping: Promise<void> | null = null;
   #again = false;
   #closed = false;
@@ -102,7 +103,7 @@ export class Monitors {
    */
   async open(): Promise<void> {
     if (this.deps.monitors.through() === undefined) await this.deps.monitors.setThrough(this.#reach());
-    await this.#settle(this.deps.monitors.unpaidEvents(), true);
+    await this.#settle(this.deps.monitors.unpaidBills(), true);
   }
 
   async create(account: string, keyId: string, req: CreateMonitor): Promise<{ monitor: MonitorView; secret: string | null }> {
@@ -150,7 +151,7 @@ export class Monitors {
     await this.deps.catchUp();
     const packed = new Uint8Array(vectors.length * DIMS * 4);
     vectors.forEach((v, i) => packed.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), i * DIMS * 4));
-    const record: MonitorRecord = {
+    const record = await this.deps.monitors.add({
       id: `mon_${randomBytes(10).toString('hex')}`,
       account,
       keyId,
@@ -169,10 +170,9 @@ export class Monitors {
       pausedSeq: null,
       startSeq: this.#reach(),
       failures: 0,
-    };
-    await this.deps.monitors.put(record);
+    });
     this.#invalidate();
-    return { monitor: view(record, null), secret };
+    return { monitor: view(record), secret };
   }
 
   /** One of the account's monitors; another account's is 404 like a missing one (ids are not disclosed). */
@@ -183,11 +183,11 @@ export class Monitors {
   }
 
   list(account: string): MonitorView[] {
-    return this.deps.monitors.list(account).map((m) => view(m, this.deps.monitors.lastSeq(m.id)));
+    return this.deps.monitors.list(account).map(view);
   }
 
   get(account: string, id: string): MonitorView {
-    return view(this.owned(account, id), this.deps.monitors.lastSeq(id));
+    return view(this.owned(account, id));
   }
 
   async remove(account: string, id: string): Promise<void> {
@@ -208,7 +208,7 @@ export class Monitors {
     if (!m) throw new AppError('monitor_not_found', `no monitor ${JSON.stringify(id)} on this account`);
     this.#invalidate();
     this.deps.onResume?.();
-    return view(m, this.deps.monitors.lastSeq(id));
+    return view(m);
   }
 
   /** A monitor changed outside this class (the deliverer paused it): rebuild the set. */
@@ -281,17 +281,18 @@ export class Monitors {
       if (to <= through) return;
       this.#resolveSources();
       const t = performance.now();
-      const matches = this.#active.size === 0 ? [] : await this.#matcher.advance(through, to);
+      const columns = await this.#matcher.advanceColumns(through, to);
       const t1 = performance.now();
-      const events = await this.deps.monitors.commitWindow(to, this.#events(matches, through, to));
+      const { window, bills } = this.#window(columns, through, to);
+      await this.deps.monitors.commitWindow(to, window, bills.keys());
       const t2 = performance.now();
-      await this.#settle(events, false);
+      await this.#settle([...bills.values()], false);
       this.stats.scoreMs += t1 - t;
       this.stats.writeMs += t2 - t1;
       this.stats.chargeMs += performance.now() - t2;
       this.stats.windows++;
-      this.stats.events += events.length;
-      this.stats.matches += events.reduce((n, e) => n + e.ords.length, 0);
+      this.stats.events += window.nums.length;
+      this.stats.matches += window.ords.length;
       this.stats.ms += performance.now() - t;
     }
   }
@@ -299,7 +300,8 @@ export class Monitors {
   /** The matcher's set: every active monitor (prepared on the engine's threads). */
   async #refresh(): Promise<void> {
     this.#dirty = false;
-    const active = [...this.deps.monitors.all()].filter((m) => m.status === 'active');
+    // In number order: the matcher's output is grouped in this order, which is a window's.
+    const active = [...this.deps.monitors.all()].filter((m) => m.status === 'active').sort((a, b) => a.num - b.num);
     this.#specs = active.map((m) => ({
       id: m.id,
       vectors: unpack(m.vectors),
@@ -307,6 +309,7 @@ export class Monitors {
       domain: { includeEdits: m.includeEdits, sources: null },
     }));
     this.#active = new Map(active.map((m) => [m.id, m]));
+    this.#bySpec = active;
     this.#sourceCount = -1;
     await this.#matcher.set(this.#specs);
   }
@@ -323,75 +326,91 @@ export class Monitors {
     }
   }
 
-  /** One event per monitor with matches in the window: references to its revisions, newest first. */
-  #events(matches: MonitorMatch[], from: number, to: number): NewEvent[] {
-    const byMonitor = new Map<string, MonitorMatch[]>();
-    for (const hit of matches) {
-      const m = this.#active.get(hit.monitor);
-      // Revisions searchable before the monitor was created (or resumed) are not its matches.
-      if (!m || hit.label < m.startSeq) continue;
-      // like: the liked article's own later revisions would match themselves.
-      if (m.excludeUrl !== null && this.deps.store.revisions.get(hit.ord)!.url === m.excludeUrl) continue;
-      let list = byMonitor.get(hit.monitor);
-      if (!list) byMonitor.set(hit.monitor, (list = []));
-      list.push(hit);
+  /**
+   * The window's columns (monitors in number order, each one's matches) and a bill for each
+   * account with matches: what commitWindow writes and settle charges. One pass over typed
+   * arrays, no object a match: a window may hold tens of thousands.
+   */
+  #window(c: MatchColumns, from: number, to: number): { window: WindowMatches; bills: Map<string, WindowBill> } {
+    const k = c.ords.length;
+    const keep = new Uint8Array(k);
+    const monitors = this.#bySpec;
+    let kept = 0;
+    let events = 0;
+    let lastKept = -1;
+    for (let i = 0; i < k; i++) {
+      const m = monitors[c.spec[i]];
+      // Revisions searchable before the monitor was created (or resumed) are not its matches;
+      // nor, for like, the liked article's own later revisions (they would match themselves).
+      if (c.labels[i] < m.startSeq) continue;
+      if (m.excludeUrl !== null && this.deps.store.revisions.get(c.ords[i])!.url === m.excludeUrl) continue;
+      keep[i] = 1;
+      kept++;
+      // Entries come grouped by monitor: an event a monitor with a kept entry.
+      if (c.spec[i] !== lastKept) {
+        events++;
+        lastKept = c.spec[i];
+      }
     }
-    const { eventTime, ids } = this.deps.catalog;
     const created = this.deps.clock();
-    const events: NewEvent[] = [];
-    for (const [monitor, hits] of byMonitor) {
-      if (hits.length > 1) hits.sort((a, b) => eventTime[b.ord] - eventTime[a.ord] || (ids[a.ord] < ids[b.ord] ? 1 : ids[a.ord] > ids[b.ord] ? -1 : 0));
-      events.push({
-        monitor,
-        fromSeq: from,
-        seq: to,
-        created,
-        ords: hits.map((x) => x.ord),
-        labels: hits.map((x) => x.label),
-        scores: hits.map((x) => x.score),
-      });
+    const w: WindowMatches = {
+      from,
+      created,
+      nums: new Uint32Array(events),
+      starts: new Uint32Array(events + 1),
+      ords: new Uint32Array(kept),
+      labels: new Uint32Array(kept),
+      scores: new Float32Array(kept),
+    };
+    const bills = new Map<string, WindowBill>();
+    let row = 0;
+    let e = -1;
+    let last = -1;
+    for (let i = 0; i < k; i++) {
+      if (!keep[i]) continue;
+      if (c.spec[i] !== last) {
+        last = c.spec[i];
+        const m = monitors[last];
+        w.nums[++e] = m.num;
+        w.starts[e] = row;
+        let bill = bills.get(m.account);
+        if (!bill) bills.set(m.account, (bill = { seq: to, from, created, account: m.account, monitors: [], units: 0 }));
+        bill.monitors.push(m);
+      }
+      w.ords[row] = c.ords[i];
+      w.labels[row] = c.labels[i];
+      w.scores[row++] = c.scores[i];
+      bills.get(monitors[last].account)!.units++;
     }
-    return events;
+    w.starts[events] = row;
+    return { window: w, bills };
   }
 
   /**
-   * Charges a window's events a credit a match, one journal change per account (the event id is
-   * each debit's request id), and makes them deliverable; an event its wallet or plan cannot pay
-   * for is dropped and pauses its monitor. `recovering`: a crash may have landed a debit but
+   * Charges each account's matches in a window, a credit each, in one debit (request id
+   * `mwin_<seq>`), and makes its events deliverable; a bill its wallet or plan cannot pay drops
+   * its events and pauses its monitors there. `recovering`: a crash may have landed a debit but
    * not the settle: the ledger says which.
    */
-  async #settle(events: StoredEvent[], recovering: boolean): Promise<void> {
-    if (events.length === 0) return;
-    const byAccount = new Map<string, StoredEvent[]>();
-    for (const e of events) {
-      let list = byAccount.get(e.account);
-      if (!list) byAccount.set(e.account, (list = []));
-      list.push(e);
-    }
-    const outcomes: { event: StoredEvent; refused: string | null }[] = [];
-    for (const [account, list] of byAccount) {
-      let due = list;
-      if (recovering) {
-        const since = Math.min(...list.map((e) => e.created)) - 60_000;
-        const landed = new Set(this.deps.billing.entries(account, since).flatMap((x) => (x.kind === 'debit' && x.requestId ? [x.requestId] : [])));
-        due = list.filter((e) => !landed.has(e.id));
-        for (const e of list) if (landed.has(e.id)) outcomes.push({ event: e, refused: null });
-      }
-      if (due.length === 0) continue;
-      const charges = await this.deps.billing.chargeMany(
-        account,
-        'monitors',
-        due.map((e) => ({ requestId: e.id, keyId: this.#active.get(e.monitor)?.keyId ?? 'monitors', units: e.credits })),
-      );
-      charges.forEach((c, i) => {
-        const refused = c instanceof AppError ? `${c.code}: ${c.message}` : null;
-        if (refused !== null) this.deps.log.info({ monitor: due[i].monitor, event: due[i].id }, `monitor paused: ${refused}`);
-        outcomes.push({ event: due[i], refused });
-      });
-    }
+  async #settle(bills: WindowBill[], recovering: boolean): Promise<void> {
+    if (bills.length === 0) return;
+    const outcomes = await Promise.all(
+      bills.map(async (bill): Promise<{ bill: WindowBill; refused: string | null }> => {
+        const requestId = `mwin_${bill.seq}`;
+        if (recovering && this.deps.billing.entries(bill.account, bill.created - 60_000).some((x) => x.kind === 'debit' && x.requestId === requestId)) {
+          return { bill, refused: null };
+        }
+        const [charged] = await this.deps.billing.chargeMany(bill.account, 'monitors', [{ requestId, keyId: bill.monitors[0].keyId, units: bill.units }]);
+        if (!(charged instanceof AppError)) return { bill, refused: null };
+        const refused = `${charged.code}: ${charged.message}`;
+        this.deps.log.info({ account: bill.account, seq: bill.seq, monitors: bill.monitors.length }, `monitors paused: ${refused}`);
+        return { bill, refused };
+      }),
+    );
     await this.deps.monitors.settle(outcomes, this.deps.clock());
     if (outcomes.some((o) => o.refused !== null)) this.#invalidate();
-    const paid = outcomes.filter((o) => o.refused === null).map((o) => o.event);
+    const paid: EventRef[] = [];
+    for (const o of outcomes) if (o.refused === null) for (const m of o.bill.monitors) paid.push({ monitor: m.id, seq: o.bill.seq });
     this.deps.feed.emit(paid);
   }
 }
@@ -403,7 +422,7 @@ function unpack(bytes: Uint8Array): Float32Array[] {
   return out;
 }
 
-export function view(m: MonitorRecord, lastSeq: number | null): MonitorView {
+export function view(m: MonitorRecord): MonitorView {
   return {
     id: m.id,
     created: new Date(m.created).toISOString(),
@@ -417,7 +436,6 @@ export function view(m: MonitorRecord, lastSeq: number | null): MonitorView {
     include_edits: m.includeEdits,
     delivery: m.webhookUrl === null ? { type: 'stream' } : { type: 'webhook', url: m.webhookUrl },
     start_seq: m.startSeq,
-    last_seq: lastSeq,
     failures: m.failures,
   };
 }

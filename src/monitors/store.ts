@@ -3,22 +3,25 @@
  *
  *   monitors          id → MonitorRecord
  *   monitorOwners     [account, id] → true                  (an account's monitors, in id order)
- *   monitorEvents     [monitor, seq] → StoredEvent          (a monitor's events in ingest order)
+ *   monitorNums       num → id                              (each monitor's number in windows)
+ *   monitorWindows    seq → a matched window (binary)       (every monitor's matches in it)
+ *   monitorBills      [seq, account] → 'unpaid' | 'dropped' (a window's charge not yet landed, or refused)
+ *   monitorDelivery   [monitor, seq] → 'pending' | 'delivered' | 'failed'   (webhook monitors' events)
  *   monitorOutbox     [dueAt, eventId] → OutboxEntry        (webhook events still to deliver, by when)
  *   monitorAttempts   [monitor, at, n] → DeliveryAttempt    (the delivery log, oldest first)
- *   monitorMeta       'through' → label                     (every window below it is matched)
- *   monitorUnpaid     [monitor, seq] → true                 (events written, not yet charged)
+ *   monitorMeta       'through' → label; 'nextNum' → number (every window below `through` is matched)
  *
- * An event is one window of the ingest sequence's matches for one monitor: its `seq` is the
- * window's end, so a monitor's events are ordered and numbered by it, and an event's id names
- * both (a receiver dedups on it). An event holds its matches as references (revision, best
- * chunk, score; revisions never change): they are written as articles when it is delivered, so
- * matching a window writes a few bytes a match. The pump writes a window's events (unpaid) and
- * the new `through` in one transaction: a crash before it re-matches the window on the next
- * start, a crash after it loses nothing, and no window is matched twice. Events are charged
- * after their window commits and delivered (outbox, streams) only once paid: a crash between
- * the two leaves them in monitorUnpaid, and the next start charges each unless the ledger
- * already holds its debit (the event id is the debit's request id), so a match is charged once.
+ * An event is one monitor's matches in one window of the ingest sequence: its `seq` is the
+ * window's end, so a monitor's events are ordered and numbered by it, and its id names both (a
+ * receiver dedups on it). A window is written as one record, columns of (monitor number,
+ * revision, best chunk, score) grouped by monitor: matching a window of thousands of monitors'
+ * matches writes one value, and an event is read out of it (a binary search) and written as
+ * articles when it is delivered (revisions never change). The pump writes a window, its
+ * accounts' bills and the new `through` in one transaction: a crash before it re-matches the
+ * window on the next start, a crash after it loses nothing, and no window is matched twice. An
+ * account's events in a window are charged together after the window commits and delivered
+ * (outbox, streams) only once paid: a crash between the two leaves the bill unpaid, and the next
+ * start charges it unless the ledger already holds its debit (request id `mwin_<seq>`).
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { articleFields, type ArticleFields, type Store } from '../store/index.js';
@@ -34,6 +37,8 @@ export interface MonitorQuery {
 
 export interface MonitorRecord {
   id: string;
+  /** Its number in windows (dense, never reused). */
+  num: number;
   account: string;
   /** The key that created it (its charges name it). */
   keyId: string;
@@ -69,36 +74,139 @@ export interface MonitorItem extends ArticleFields {
   best_chunk: string;
 }
 
-/** A window's matches for one monitor, as the pump writes them: newest first by event_time. */
+/** One monitor's matches in a window, as a caller hands them to commitWindow: newest first by event_time. */
 export interface NewEvent {
   monitor: string;
-  /** The window: revisions that became searchable in [fromSeq, seq). */
-  fromSeq: number;
-  seq: number;
-  /** Unix ms. */
-  created: number;
   ords: number[];
   /** Each revision's best chunk in the window, and its score. */
   labels: number[];
   scores: number[];
 }
 
-/** An event as LMDB holds it. */
-export interface StoredEvent extends NewEvent {
-  /** `evt_<monitor>_<seq>`: the same for every delivery of the event. */
-  id: string;
-  account: string;
-  /** Credits it costs: one a match. */
-  credits: number;
-  /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule; null for a stream's. */
-  delivery: 'pending' | 'delivered' | 'failed' | null;
+/** A matched window as stored: its monitors' matches in columns, grouped by monitor number (ascending). */
+export interface WindowMatches {
+  /** The window: revisions that became searchable in [from, seq). */
+  from: number;
+  /** Unix ms. */
+  created: number;
+  /** Monitor numbers, ascending; monitor i's matches are rows starts[i] … starts[i + 1] - 1. */
+  nums: Uint32Array;
+  starts: Uint32Array;
+  ords: Uint32Array;
+  labels: Uint32Array;
+  scores: Float32Array;
 }
 
 /** An event as it is delivered: its matches written out as /v1/match items. */
-export interface MonitorEvent extends Omit<StoredEvent, 'ords' | 'labels' | 'scores'> {
+export interface MonitorEvent {
+  /** `evt_<monitor>_<seq>`: the same for every delivery of the event. */
+  id: string;
+  monitor: string;
+  /** The window: revisions that became searchable in [fromSeq, seq). */
+  fromSeq: number;
+  seq: number;
+  /** Unix ms. */
+  created: number;
+  /** Newest first. */
   items: MonitorItem[];
+  /** Credits it cost: one a match. */
+  credits: number;
+  /** Webhook events: delivered (a 2xx), still trying, or given up after the retry schedule; null for a stream's. */
+  delivery: 'pending' | 'delivered' | 'failed' | null;
   /** Charged and deliverable; an unpaid event is neither delivered nor streamed. */
   paid: boolean;
+}
+
+/** What the feed announces: an event now paid and deliverable (read it with MonitorStore.event). */
+export interface EventRef {
+  monitor: string;
+  seq: number;
+}
+
+/** A window's bill for one account: its monitors with matches there, and the matches (credits). */
+export interface WindowBill {
+  seq: number;
+  from: number;
+  created: number;
+  account: string;
+  monitors: MonitorRecord[];
+  units: number;
+}
+
+const HEADER = 32;
+
+/** A window as one binary value: a header (from, created, events, matches: float64 each), then the columns. */
+export function encodeWindow(w: WindowMatches): Buffer {
+  const m = w.nums.length;
+  const n = w.ords.length;
+  const buf = Buffer.alloc(HEADER + 4 * (m + m + 1 + 3 * n));
+  new Float64Array(buf.buffer, buf.byteOffset, 4).set([w.from, w.created, m, n]);
+  let at = HEADER;
+  for (const col of [w.nums, w.starts, w.ords, w.labels, w.scores]) {
+    buf.set(new Uint8Array(col.buffer, col.byteOffset, col.byteLength), at);
+    at += col.byteLength;
+  }
+  return buf;
+}
+
+export function decodeWindow(value: Uint8Array): WindowMatches {
+  // A copy: aligned for the typed views, and independent of LMDB's read buffer.
+  const buf = new Uint8Array(value).buffer;
+  const [from, created, m, n] = new Float64Array(buf, 0, 4);
+  let at = HEADER;
+  const take = <T>(make: (b: ArrayBuffer, o: number, l: number) => T, len: number): T => {
+    const col = make(buf, at, len);
+    at += 4 * len;
+    return col;
+  };
+  const u32 = (b: ArrayBuffer, o: number, l: number) => new Uint32Array(b, o, l);
+  return {
+    from,
+    created,
+    nums: take(u32, m),
+    starts: take(u32, m + 1),
+    ords: take(u32, n),
+    labels: take(u32, n),
+    scores: take((b, o, l) => new Float32Array(b, o, l), n),
+  };
+}
+
+/** Events handed as objects (tests, small windows) as a window's columns; `numOf` gives each monitor's number. */
+export function windowOf(from: number, created: number, events: NewEvent[], numOf: (monitor: string) => number): WindowMatches {
+  const sorted = events.map((e) => ({ ...e, num: numOf(e.monitor) })).sort((a, b) => a.num - b.num);
+  const n = sorted.reduce((k, e) => k + e.ords.length, 0);
+  const w: WindowMatches = {
+    from,
+    created,
+    nums: Uint32Array.from(sorted, (e) => e.num),
+    starts: new Uint32Array(sorted.length + 1),
+    ords: new Uint32Array(n),
+    labels: new Uint32Array(n),
+    scores: new Float32Array(n),
+  };
+  let at = 0;
+  sorted.forEach((e, i) => {
+    w.starts[i] = at;
+    w.ords.set(e.ords, at);
+    w.labels.set(e.labels, at);
+    w.scores.set(e.scores, at);
+    at += e.ords.length;
+  });
+  w.starts[sorted.length] = at;
+  return w;
+}
+
+/** Where monitor `num`'s matches are in a window (its index in `nums`), or -1. */
+function findNum(w: WindowMatches, num: number): number {
+  let lo = 0;
+  let hi = w.nums.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (w.nums[mid] === num) return mid;
+    if (w.nums[mid] < num) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }
 
 export interface OutboxEntry {
@@ -138,30 +246,34 @@ export function parseEventId(id: string): { monitor: string; seq: number } | nul
 export const ATTEMPTS_KEPT = 1000;
 
 export class MonitorStore {
+  readonly root: RootDatabase;
   readonly monitors: Database<MonitorRecord, string>;
   readonly owners: Database<true, [string, string]>;
-  readonly events: Database<StoredEvent, [string, number]>;
+  readonly nums: Database<string, number>;
+  readonly windows: Database<Buffer, number>;
+  readonly bills: Database<'unpaid' | 'dropped', [number, string]>;
+  readonly delivery: Database<'pending' | 'delivered' | 'failed', [string, number]>;
   readonly outbox: Database<OutboxEntry, [number, string]>;
   readonly attempts: Database<DeliveryAttempt, [string, number, number]>;
-  readonly unpaid: Database<true, [string, number]>;
   readonly #meta: Database<number, string>;
-
-  readonly root: RootDatabase;
   /** Names of sources by id, as of the count of sources it was read at. */
   #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
+  /** The last window read (a stream replays, a deliverer retries: the same window again and again). */
+  #lastWindow: { seq: number; w: WindowMatches } | null = null;
 
   constructor(readonly store: Store) {
     const root = store.root;
     this.root = root;
     this.monitors = root.openDB({ name: 'monitors' });
     this.owners = root.openDB({ name: 'monitorOwners' });
-    this.events = root.openDB({ name: 'monitorEvents' });
+    this.nums = root.openDB({ name: 'monitorNums', keyEncoding: 'uint32' });
+    this.windows = root.openDB({ name: 'monitorWindows', encoding: 'binary' });
+    this.bills = root.openDB({ name: 'monitorBills' });
+    this.delivery = root.openDB({ name: 'monitorDelivery' });
     this.outbox = root.openDB({ name: 'monitorOutbox' });
     this.attempts = root.openDB({ name: 'monitorAttempts' });
     this.#meta = root.openDB({ name: 'monitorMeta' });
-    this.unpaid = root.openDB({ name: 'monitorUnpaid' });
   }
-
   get(id: string): MonitorRecord | undefined {
     return this.monitors.get(id);
   }
@@ -185,11 +297,16 @@ export class MonitorStore {
     for (const { value } of this.monitors.getRange()) yield value;
   }
 
-  put(m: MonitorRecord): Promise<boolean> {
+  /** Stores a new monitor, giving it the next number; resolves with the record as stored. */
+  add(m: Omit<MonitorRecord, 'num'>): Promise<MonitorRecord> {
     return this.root.transaction(() => {
-      this.monitors.put(m.id, m);
+      const num = this.#meta.get('nextNum') ?? 0;
+      const record = { ...m, num };
+      this.#meta.put('nextNum', num + 1);
+      this.nums.put(num, m.id);
+      this.monitors.put(m.id, record);
       this.owners.put([m.account, m.id], true);
-      return true;
+      return record;
     });
   }
 
@@ -205,16 +322,16 @@ export class MonitorStore {
     });
   }
 
-  /** Deletes a monitor with its events, outbox entries and delivery log. */
+  /** Deletes a monitor with its delivery state, outbox entries and delivery log (its matches in windows are left, unreadable: the number is not reused). */
   remove(id: string): Promise<boolean> {
     return this.root.transaction(() => {
       const m = this.monitors.get(id);
       if (!m) return false;
       this.monitors.remove(id);
       this.owners.remove([m.account, id]);
-      for (const { key } of this.events.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.events.remove(key);
+      this.nums.remove(m.num);
+      for (const { key } of this.delivery.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.delivery.remove(key);
       for (const { key } of this.attempts.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.attempts.remove(key);
-      for (const { key } of this.unpaid.getRange({ start: [id], end: [id, Number.MAX_SAFE_INTEGER] })) this.unpaid.remove(key);
       for (const { key, value } of this.outbox.getRange()) if (value.monitor === id) this.outbox.remove(key);
       return true;
     });
@@ -226,71 +343,109 @@ export class MonitorStore {
   }
 
   /**
-   * A matched window, in one transaction: its events (unpaid) and `through` moved to the window's end. `settle` then pays or drops them. Returns the events
-   * written (a monitor deleted meanwhile has none).
+   * A matched window, in one transaction: its matches (one value), an unpaid bill for each
+   * account with matches in it, and `through` moved to its end (`seq`). `settle` then pays or
+   * drops each bill. An empty window writes `through` alone.
    */
-  commitWindow(to: number, events: NewEvent[]): Promise<StoredEvent[]> {
+  commitWindow(seq: number, w: WindowMatches, accounts: Iterable<string>): Promise<boolean> {
     return this.root.transaction(() => {
-      const written: StoredEvent[] = [];
-      for (const e of events) {
-        const m = this.monitors.get(e.monitor);
-        if (!m) continue;
-        const stored: StoredEvent = { ...e, id: eventId(e.monitor, e.seq), account: m.account, credits: e.ords.length, delivery: null };
-        this.events.put([e.monitor, e.seq], stored);
-        this.unpaid.put([e.monitor, e.seq], true);
-        written.push(stored);
+      if (w.nums.length > 0) {
+        this.windows.put(seq, encodeWindow(w));
+        for (const account of accounts) this.bills.put([seq, account], 'unpaid');
       }
-      this.#meta.put('through', to);
-      return written;
+      this.#meta.put('through', seq);
+      return true;
     });
   }
 
   /**
-   * Unpaid events' outcomes, in one transaction: paid (deliverable; a webhook monitor's goes to
-   * the outbox, due `now`), or refused (`reason`: the event is dropped and its monitor paused,
-   * from the event's window on).
+   * A window's bills settled, in one transaction: paid (its events become deliverable; a webhook
+   * monitor's go to the outbox, due `now`), or refused (`refused`: the reason; the account's
+   * events in the window are dropped and its monitors there paused, from the window on).
    */
-  settle(outcomes: { event: StoredEvent; refused: string | null }[], now: number): Promise<boolean> {
+  settle(outcomes: { bill: WindowBill; refused: string | null }[], now: number): Promise<boolean> {
     return this.root.transaction(() => {
-      for (const { event: e, refused } of outcomes) {
-        const key: [string, number] = [e.monitor, e.seq];
-        if (!this.unpaid.get(key)) continue;
-        this.unpaid.remove(key);
-        const m = this.monitors.get(e.monitor);
-        if (!m) continue;
-        if (refused !== null) {
-          this.events.remove(key);
-          if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: e.fromSeq });
-          continue;
+      for (const { bill, refused } of outcomes) {
+        const key: [number, string] = [bill.seq, bill.account];
+        if (this.bills.get(key) !== 'unpaid') continue;
+        if (refused !== null) this.bills.put(key, 'dropped');
+        else this.bills.remove(key);
+        for (const known of bill.monitors) {
+          const m = this.monitors.get(known.id);
+          if (!m) continue;
+          if (refused !== null) {
+            if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: bill.from });
+          } else if (m.webhookUrl !== null) {
+            const id = eventId(m.id, bill.seq);
+            this.delivery.put([m.id, bill.seq], 'pending');
+            this.outbox.put([now, id], { event: id, monitor: m.id, seq: bill.seq, attempts: 0, firstDue: now });
+          }
         }
-        if (m.webhookUrl === null) continue;
-        this.events.put(key, { ...e, delivery: 'pending' });
-        this.outbox.put([now, e.id], { event: e.id, monitor: e.monitor, seq: e.seq, attempts: 0, firstDue: now });
       }
       return true;
     });
   }
 
-  /** Events written but not yet charged (a crash between the two), in window order. */
-  unpaidEvents(): StoredEvent[] {
-    const out: StoredEvent[] = [];
-    for (const { key } of this.unpaid.getRange()) {
-      const e = this.events.get(key);
-      if (e) out.push(e);
+  /** Bills a crash left unpaid (written, not settled), in window order, with their monitors and matches. */
+  unpaidBills(): WindowBill[] {
+    const out: WindowBill[] = [];
+    for (const { key, value } of this.bills.getRange()) {
+      if (value !== 'unpaid') continue;
+      const [seq, account] = key;
+      const w = this.window(seq);
+      if (!w) continue;
+      const bill: WindowBill = { seq, from: w.from, created: w.created, account, monitors: [], units: 0 };
+      w.nums.forEach((num, i) => {
+        const id = this.nums.get(num);
+        const m = id === undefined ? undefined : this.monitors.get(id);
+        if (m?.account !== account) return;
+        bill.monitors.push(m);
+        bill.units += w.starts[i + 1] - w.starts[i];
+      });
+      out.push(bill);
     }
-    return out.sort((a, b) => a.seq - b.seq);
+    return out;
   }
 
-  /** An event with its matches written out as /v1/match items (the revisions as stored). */
-  render(e: StoredEvent): MonitorEvent {
+  /** A stored window's columns. */
+  window(seq: number): WindowMatches | undefined {
+    if (this.#lastWindow?.seq === seq) return this.#lastWindow.w;
+    const value = this.windows.getBinary(seq);
+    if (!value) return undefined;
+    const w = decodeWindow(value);
+    this.#lastWindow = { seq, w };
+    return w;
+  }
+
+  /** Monitor `m`'s event in window `seq`, its matches written out as /v1/match items; undefined when it has none there. */
+  #event(m: MonitorRecord, seq: number, w: WindowMatches): MonitorEvent | undefined {
+    const at = findNum(w, m.num);
+    if (at < 0) return undefined;
     const sources = this.store.listSources();
     if (sources.length !== this.#names.count) this.#names = { count: sources.length, byId: new Map(sources.map((x) => [x.id, x.name])) };
-    const { ords, labels, scores, ...head } = e;
-    const items = ords.map((ord, i): MonitorItem => {
-      const rev = this.store.revisions.get(ord)!;
-      return { ...articleFields(rev, this.#names.byId), score: scores[i], best_chunk: this.store.chunks.get(labels[i])!.text };
-    });
-    return { ...head, items, paid: !this.unpaid.doesExist([e.monitor, e.seq]) };
+    const rows: { t: number; item: MonitorItem }[] = [];
+    for (let i = w.starts[at]; i < w.starts[at + 1]; i++) {
+      const rev = this.store.revisions.get(w.ords[i])!;
+      rows.push({
+        t: rev.eventTime,
+        item: { ...articleFields(rev, this.#names.byId), score: w.scores[i], best_chunk: this.store.chunks.get(w.labels[i])!.text },
+      });
+    }
+    // Newest first, as /v1/match pages (ties by id, descending).
+    rows.sort((a, b) => b.t - a.t || (a.item.id < b.item.id ? 1 : a.item.id > b.item.id ? -1 : 0));
+    const items = rows.map((r) => r.item);
+    const bill = this.bills.get([seq, m.account]);
+    return {
+      id: eventId(m.id, seq),
+      monitor: m.id,
+      fromSeq: w.from,
+      seq,
+      created: w.created,
+      items,
+      credits: items.length,
+      delivery: this.delivery.get([m.id, seq]) ?? null,
+      paid: bill === undefined,
+    };
   }
 
   /** Sets `through` alone (the first start: matching begins at what LMDB holds then). */
@@ -298,23 +453,22 @@ export class MonitorStore {
     return this.#meta.put('through', to);
   }
 
-  /** The sequence of a monitor's latest event, or null before its first. */
-  lastSeq(monitor: string): number | null {
-    for (const key of this.events.getKeys({ start: [monitor, Number.MAX_SAFE_INTEGER], end: [monitor, -1], reverse: true, limit: 1 })) return key[1];
-    return null;
-  }
-
+  /** Monitor `monitor`'s event in window `seq` (paid or not), or undefined. */
   event(monitor: string, seq: number): MonitorEvent | undefined {
-    const e = this.events.get([monitor, seq]);
-    return e && this.render(e);
+    const m = this.monitors.get(monitor);
+    const w = m && this.window(seq);
+    return w && this.#event(m, seq, w);
   }
 
-  /** A monitor's paid events with seq > `after`, oldest first. */
+  /** A monitor's paid events with seq > `after`, oldest first (a window at a time: those it has matches in). */
   eventsAfter(monitor: string, after: number, limit: number): MonitorEvent[] {
+    const m = this.monitors.get(monitor);
     const out: MonitorEvent[] = [];
-    for (const { key, value } of this.events.getRange({ start: [monitor, after + 1], end: [monitor, Number.MAX_SAFE_INTEGER] })) {
-      if (this.unpaid.doesExist(key)) continue;
-      out.push(this.render(value));
+    if (!m) return out;
+    for (const seq of this.windows.getKeys({ start: Math.max(after + 1, m.startSeq) })) {
+      const e = this.#event(m, seq as number, this.window(seq as number)!);
+      if (!e?.paid) continue;
+      out.push(e);
       if (out.length >= limit) break;
     }
     return out;
@@ -382,21 +536,23 @@ export class MonitorStore {
       if (!entry) return null;
       this.outbox.remove(key);
       const m = this.monitors.get(entry.monitor);
-      const e = this.events.get([entry.monitor, entry.seq]);
+      const w = this.window(entry.seq);
+      const e = m && w && this.#event(m, entry.seq, w);
       if (!m || !e) return null;
       const monitor: MonitorRecord = { ...m, failures: outcome.kind === 'delivered' ? 0 : m.failures + 1 };
-      const event: StoredEvent = { ...e };
       let paused = false;
       if (outcome.kind === 'retry') this.outbox.put([outcome.dueAt, entry.event], { ...entry, attempts: attempt.attempt });
-      else event.delivery = outcome.kind === 'delivered' ? 'delivered' : 'failed';
+      else {
+        e.delivery = outcome.kind === 'delivered' ? 'delivered' : 'failed';
+        this.delivery.put([m.id, entry.seq], e.delivery);
+      }
       if (outcome.kind === 'given_up' && monitor.status === 'active') {
         Object.assign(monitor, { status: 'paused', pausedReason: outcome.pausedReason, pausedSeq: e.fromSeq });
         paused = true;
       }
-      if (event.delivery !== e.delivery) this.events.put([e.monitor, e.seq], event);
       this.monitors.put(m.id, monitor);
       this.#logAttempt(m.id, attempt);
-      return { event: { ...this.render(event), paid: true }, monitor, paused };
+      return { event: e, monitor, paused };
     });
   }
 

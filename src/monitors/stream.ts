@@ -120,7 +120,9 @@ export function streamEvents(res: http.ServerResponse, opts: StreamOptions): voi
     if (!live || done || e.seq <= last) return;
     // Checked before the write: a single event larger than the cap still reaches a reading client.
     if (res.writableLength > maxBufferedBytes) return cut();
-    write(frame(store.render(e)));
+    const event = store.event(e.monitor, e.seq);
+    if (!event) return;
+    write(frame(event));
     last = e.seq;
   });
 

@@ -19,6 +19,7 @@ import { AppError } from '../errors.js';
 import { HttpClient, webhookDelivery } from '../net/index.js';
 import { Store } from '../store/index.js';
 import { MonitorFeed } from './feed.js';
+import { commitPaid } from '../../test/helpers/monitors.js';
 import { ATTEMPTS_KEPT, MonitorStore, type DeliveryAttempt, type MonitorEvent, type MonitorRecord } from './store.js';
 import { NODE_VERIFY, PYTHON_VERIFY } from './verify-snippets.js';
 import { checkWebhookUrl, signPayload, verifySignature, WebhookDeliverer, webhookBody } from './webhooks.js';
@@ -110,7 +111,7 @@ const SECRET = 'whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH';
 /** A webhook monitor delivering to `${base}${hookPath}`. */
 async function monitor(hookPath: string, o: Partial<MonitorRecord> = {}): Promise<MonitorRecord> {
   const id = `mon_${(++n).toString(16).padStart(20, '0')}`;
-  const m: MonitorRecord = {
+  const m: Omit<MonitorRecord, 'num'> = {
     id,
     account: 'acct_1',
     keyId: 'key_1',
@@ -131,8 +132,7 @@ async function monitor(hookPath: string, o: Partial<MonitorRecord> = {}): Promis
     failures: 0,
     ...o,
   };
-  await monitors.put(m);
-  return m;
+  return monitors.add(m);
 }
 
 let seq = 100;
@@ -154,12 +154,8 @@ async function event(m: MonitorRecord): Promise<MonitorEvent> {
   ]);
   if (out.status !== 'new') throw new Error(out.status);
   const label = store.revisions.get(out.ord)!.labelStart;
-  const written = await monitors.commitWindow(seq, [{ monitor: m.id, fromSeq, seq, created: now, ords: [out.ord], labels: [label], scores: [0.71] }]);
-  await monitors.settle(
-    written.map((event) => ({ event, refused: null })),
-    now,
-  );
-  feed.emit(written);
+  await commitPaid(monitors, seq, fromSeq, now, [{ monitor: m.id, ords: [out.ord], labels: [label], scores: [0.71] }], now);
+  feed.emit([{ monitor: m.id, seq }]);
   return monitors.event(m.id, seq)!;
 }
 

@@ -26,8 +26,8 @@ import { HeldState, type Held, type HeldSub } from './held-state.js';
 import { LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
 import { JournalWriter, type CommitListener } from './journal-writer.js';
 import { emptyState, live, periodOf, type AccountState, type LedgerEntry } from './ledger.js';
-import { plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
-import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, spendable } from './spending.js';
+import { creditsOf, plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
+import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, refundPart, spendable } from './spending.js';
 import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
 
 /** What a charge did: shown in X-Credits-Charged / X-Credits-Remaining, reversed by `refund`. */
@@ -212,6 +212,23 @@ export class Billing {
         }
       });
     });
+  }
+
+  /**
+   * Gives back `units` of the debit with request id `requestId` (a monitor window's: the matches
+   * of one given-up webhook event), a credit of the product's price each; what was given back
+   * of it before counts against what it took. `since`: no earlier than the debit (unix ms).
+   * Resolves with the refund entry, or null when there is nothing (left) to give back.
+   */
+  async refundUnits(account: string, requestId: string, units: number, reason: string, since: number): Promise<LedgerEntry | null> {
+    const entries = this.entries(account, since);
+    const d = entries.find((e) => e.kind === 'debit' && e.requestId === requestId);
+    if (!d || d.product === undefined || account === OPERATOR) return null;
+    const returnedBefore = entries.filter((e) => e.kind === 'refund' && e.refundOf === d.seq).reduce((n, e) => n + e.credits, 0);
+    const product = d.product;
+    return this.#writer.change(this.held(account), (state, now, out) =>
+      refundPart(account, state, d, { credits: units * creditsOf(product), units, returnedBefore }, reason, now, out),
+    );
   }
 
   /** Reverses a charge (a 5xx, or a request refused after it was charged). A charge is refunded once. */

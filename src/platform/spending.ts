@@ -211,3 +211,50 @@ export function refundDebit(account: string, state: AccountState, d: LedgerEntry
     out,
   );
 }
+
+/**
+ * Gives back part of the debit `d`: `credits` of it (no more than it took less what was given
+ * back before, `returnedBefore`), to the lots it took them from, the last taken first (a lot
+ * that has expired since keeps none), and `units` of its period's use. A monitor's window is
+ * one debit for all of an account's matches; a webhook event given up gives back its own.
+ */
+export function refundPart(
+  account: string,
+  state: AccountState,
+  d: LedgerEntry,
+  part: { credits: number; units: number; returnedBefore: number },
+  reason: string,
+  now: number,
+  out: LedgerEntry[],
+): LedgerEntry | null {
+  let due = Math.min(part.credits, -d.credits - part.returnedBefore);
+  if (due <= 0) return null;
+  const returned: [number, number][] = [];
+  let lost = 0;
+  for (const [lotId, taken] of [...(d.lots ?? [])].reverse()) {
+    const give = Math.min(due, taken);
+    if (give === 0) break;
+    due -= give;
+    const lot = state.lots.find((l) => l.id === lotId);
+    if (lot && live(lot, now)) returned.push([lotId, give]);
+    else lost += give;
+  }
+  const credits = returned.reduce((n, [, c]) => n + c, 0);
+  return record(
+    account,
+    state,
+    {
+      kind: 'refund',
+      credits,
+      product: d.product,
+      requestId: d.requestId,
+      period: d.period,
+      lots: returned,
+      refundOf: d.seq,
+      note: lost > 0 ? `${reason} (${lost} credits from lots expired since)` : reason,
+      units: -part.units,
+    },
+    now,
+    out,
+  );
+}

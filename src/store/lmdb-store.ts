@@ -94,7 +94,7 @@ export class Store {
   readonly unembedded: Database<true, number>;
 
   constructor(readonly path: string) {
-    this.root = open({ path, maxDbs: 32, mapSize: 2 ** 34 });
+    this.root = open({ path, maxDbs: 64, mapSize: 2 ** 34 });
     const uint = { keyEncoding: 'uint32' as const };
     this.meta = this.root.openDB({ name: 'meta' });
     this.articles = this.root.openDB({ name: 'articles' });

@@ -88,7 +88,6 @@ const monitorSchema = {
       properties: { type: { type: 'string', enum: ['webhook', 'stream'] }, url: { type: 'string' } },
     },
     start_seq: { type: 'integer', description: 'Revisions that became searchable from this point of the ingest sequence on are matched.' },
-    last_seq: { type: ['integer', 'null'], description: 'The sequence of its latest event.' },
     failures: { type: 'integer', description: 'Webhook attempts failed in a row.' },
   },
 } as const;
