@@ -155,6 +155,7 @@ describe('webhook monitors', () => {
       const id = res.body.monitor.id;
       const before = h.service.billing.balance(account);
       await h.service.importFile(batch(h.dir, 2).file);
+      await h.service.monitors.pump();
       expect(h.service.billing.balance(account)).toBe(before - 2);
       await until(() => rx.got.length === 2, 'the first attempt');
       // A day of retries: the clock moves 1.5 h at a time (past the backoff's cap with its jitter), the deliverer keeps trying.

@@ -34,6 +34,8 @@ async function importArticles(articles: ArticleRec[]): Promise<void> {
   const file = join(h.dir, `batch-${batchNo++}.jsonl`);
   writeLines(file, lines(articles));
   await h.service.importFile(file);
+  // Matching runs behind an import; pump() resolves once it has caught up.
+  await h.service.monitors.pump();
 }
 
 beforeAll(async () => {
@@ -276,6 +278,7 @@ describe('monitors', () => {
       }),
     );
     await h.service.importFile(file);
+    await h.service.monitors.pump();
     const views = await Promise.all(ids.map((id) => h.inject({ url: `/v1/monitors/${id}`, headers: smallAuth, noAuth: true })));
     const delivered = ids.flatMap(eventsOf).reduce((n, e) => n + e.items.length, 0);
     expect(delivered).toBeLessThanOrEqual(250);
