@@ -254,6 +254,8 @@ export class Monitors {
     this.#closed = true;
     clearTimeout(this.#refreshTimer);
     await this.#pumping?.catch(() => {});
+    // Settled bills not yet written (a restart would find them in the ledger anyway).
+    await this.deps.monitors.flushSettled(this.deps.clock());
   }
 
   /** How far the ingest sequence is in reach: labels both the catalog and the engine hold. */

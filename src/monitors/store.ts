@@ -196,6 +196,8 @@ export function windowOf(from: number, created: number, events: NewEvent[], numO
   return w;
 }
 
+const billKey = (seq: number, account: string): string => `${seq}\0${account}`;
+
 /** Where monitor `num`'s matches are in a window (its index in `nums`), or -1. */
 function findNum(w: WindowMatches, num: number): number {
   let lo = 0;
@@ -258,6 +260,9 @@ export class MonitorStore {
   readonly #meta: Database<number, string>;
   /** Names of sources by id, as of the count of sources it was read at. */
   #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
+  /** Bills settled in this process, until the transaction that writes them (settle). */
+  readonly #settled = new Map<string, 'paid' | 'dropped'>();
+  #unwritten: { bill: WindowBill; refused: string | null }[] = [];
   /** The last window read (a stream replays, a deliverer retries: the same window again and again). */
   #lastWindow: { seq: number; w: WindowMatches } | null = null;
 
@@ -348,7 +353,10 @@ export class MonitorStore {
    * drops each bill. An empty window writes `through` alone.
    */
   commitWindow(seq: number, w: WindowMatches, accounts: Iterable<string>): Promise<boolean> {
-    return this.root.transaction(() => {
+    const settled = this.#unwritten.splice(0);
+    const done = this.root.transaction(() => {
+      // Outcomes settled since the last write ride along (see settle).
+      this.#writeSettled(settled, 0);
       if (w.nums.length > 0) {
         this.windows.put(seq, encodeWindow(w));
         for (const account of accounts) this.bills.put([seq, account], 'unpaid');
@@ -356,34 +364,71 @@ export class MonitorStore {
       this.#meta.put('through', seq);
       return true;
     });
+    return this.#forget(settled, done);
+  }
+
+  /** Once `written` has committed, LMDB answers for its outcomes: this process stops holding them. */
+  async #forget(settled: { bill: WindowBill }[], written: Promise<boolean>): Promise<boolean> {
+    const ok = await written;
+    for (const { bill } of settled) this.#settled.delete(billKey(bill.seq, bill.account));
+    return ok;
   }
 
   /**
-   * A window's bills settled, in one transaction: paid (its events become deliverable; a webhook
-   * monitor's go to the outbox, due `now`), or refused (`refused`: the reason; the account's
-   * events in the window are dropped and its monitors there paused, from the window on).
+   * A window's bills settled: paid (its events become deliverable; a webhook monitor's go to the
+   * outbox, due `now`), or refused (`refused`: the reason; the account's events in the window
+   * are dropped and its monitors there paused, from the window on). Known at once to this
+   * process; written in a transaction of its own when it has something to deliver or pause (a
+   * webhook's outbox entry, a pause), else with the next window's commit (or flushSettled): a
+   * paid bill needs no write of its own, because the ledger holds its debit, which is what a
+   * restart reads for a bill still marked unpaid.
    */
   settle(outcomes: { bill: WindowBill; refused: string | null }[], now: number): Promise<boolean> {
-    return this.root.transaction(() => {
-      for (const { bill, refused } of outcomes) {
-        const key: [number, string] = [bill.seq, bill.account];
-        if (this.bills.get(key) !== 'unpaid') continue;
-        if (refused !== null) this.bills.put(key, 'dropped');
-        else this.bills.remove(key);
-        for (const known of bill.monitors) {
-          const m = this.monitors.get(known.id);
-          if (!m) continue;
-          if (refused !== null) {
-            if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: bill.from });
-          } else if (m.webhookUrl !== null) {
-            const id = eventId(m.id, bill.seq);
-            this.delivery.put([m.id, bill.seq], 'pending');
-            this.outbox.put([now, id], { event: id, monitor: m.id, seq: bill.seq, attempts: 0, firstDue: now });
-          }
+    for (const o of outcomes) this.#settled.set(billKey(o.bill.seq, o.bill.account), o.refused === null ? 'paid' : 'dropped');
+    this.#unwritten.push(...outcomes);
+    const urgent = outcomes.some((o) => o.refused !== null || o.bill.monitors.some((m) => m.webhookUrl !== null));
+    return urgent ? this.flushSettled(now) : Promise.resolve(true);
+  }
+
+  /** Writes the settled outcomes not yet written (close, and settle's urgent ones). */
+  flushSettled(now: number): Promise<boolean> {
+    const settled = this.#unwritten.splice(0);
+    if (settled.length === 0) return Promise.resolve(true);
+    return this.#forget(
+      settled,
+      this.root.transaction(() => {
+        this.#writeSettled(settled, now);
+        return true;
+      }),
+    );
+  }
+
+  /** Inside a transaction: settled outcomes as bills, pauses and outbox entries. */
+  #writeSettled(settled: { bill: WindowBill; refused: string | null }[], now: number): void {
+    for (const { bill, refused } of settled) {
+      const key: [number, string] = [bill.seq, bill.account];
+      if (this.bills.get(key) !== 'unpaid') continue;
+      if (refused !== null) this.bills.put(key, 'dropped');
+      else this.bills.remove(key);
+      for (const known of bill.monitors) {
+        const m = this.monitors.get(known.id);
+        if (!m) continue;
+        if (refused !== null) {
+          if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: bill.from });
+        } else if (m.webhookUrl !== null) {
+          const id = eventId(m.id, bill.seq);
+          this.delivery.put([m.id, bill.seq], 'pending');
+          this.outbox.put([now, id], { event: id, monitor: m.id, seq: bill.seq, attempts: 0, firstDue: now });
         }
       }
-      return true;
-    });
+    }
+  }
+
+  /** A bill's state: settled in this process and not yet written, else as LMDB has it (absent: paid). */
+  #bill(seq: number, account: string): 'unpaid' | 'dropped' | undefined {
+    const known = this.#settled.get(billKey(seq, account));
+    if (known !== undefined) return known === 'paid' ? undefined : known;
+    return this.bills.get([seq, account]);
   }
 
   /** Bills a crash left unpaid (written, not settled), in window order, with their monitors and matches. */
@@ -392,6 +437,7 @@ export class MonitorStore {
     for (const { key, value } of this.bills.getRange()) {
       if (value !== 'unpaid') continue;
       const [seq, account] = key;
+      if (this.#settled.has(billKey(seq, account))) continue;
       const w = this.window(seq);
       if (!w) continue;
       const bill: WindowBill = { seq, from: w.from, created: w.created, account, monitors: [], units: 0 };
@@ -434,7 +480,7 @@ export class MonitorStore {
     // Newest first, as /v1/match pages (ties by id, descending).
     rows.sort((a, b) => b.t - a.t || (a.item.id < b.item.id ? 1 : a.item.id > b.item.id ? -1 : 0));
     const items = rows.map((r) => r.item);
-    const bill = this.bills.get([seq, m.account]);
+    const bill = this.#bill(seq, m.account);
     return {
       id: eventId(m.id, seq),
       monitor: m.id,
