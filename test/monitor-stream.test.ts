@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { perturb, randUnit, vectorB64, writeLines } from './helpers/corpus.js';
+import { perturb, randUnit } from './helpers/corpus.js';
+import { writeArrivals } from './helpers/monitors.js';
 import { vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { expectError, startHarness, type Harness } from './helpers/service.js';
@@ -35,18 +36,7 @@ let n = 0;
 async function arrive(count: number): Promise<string[]> {
   const urls = Array.from({ length: count }, () => `https://wire.example/stream/${n++}`);
   const file = join(h.dir, `stream-${n}.jsonl`);
-  writeLines(
-    file,
-    urls.map((url) => ({
-      url,
-      source: 'Wire One',
-      title: url,
-      snippet: 's',
-      text: 't',
-      published_at: '2020-01-01T00:00:00Z',
-      chunks: [{ text: url, vector_b64: vectorB64(perturb(rng, topic, 0.2)) }],
-    })),
-  );
+  writeArrivals(file, urls, '2020-01-01T00:00:00Z', () => perturb(rng, topic, 0.2));
   await h.service.importFile(file);
   return urls;
 }

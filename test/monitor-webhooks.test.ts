@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { verifySignature } from '../src/monitors/index.js';
 import { openService } from '../src/service.js';
-import { perturb, randUnit, vectorB64, writeLines } from './helpers/corpus.js';
+import { perturb, randUnit } from './helpers/corpus.js';
+import { writeArrivals } from './helpers/monitors.js';
 import { vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { expectError, makeTempDir, startHarness, type Harness } from './helpers/service.js';
@@ -56,18 +57,7 @@ let n = 0;
 function batch(dir: string, count: number): { file: string; urls: string[] } {
   const urls = Array.from({ length: count }, () => `https://wire.example/hook/${n++}`);
   const file = join(dir, `hook-${n}.jsonl`);
-  writeLines(
-    file,
-    urls.map((url) => ({
-      url,
-      source: 'Wire One',
-      title: url,
-      snippet: 's',
-      text: 't',
-      published_at: '2021-03-04T05:06:07Z',
-      chunks: [{ text: url, vector_b64: vectorB64(perturb(rng, topic, 0.2)) }],
-    })),
-  );
+  writeArrivals(file, urls, '2021-03-04T05:06:07Z', () => perturb(rng, topic, 0.2));
   return { file, urls };
 }
 
@@ -114,11 +104,16 @@ describe('webhook monitors', () => {
 
       const { file, urls } = batch(h.dir, 3);
       await h.service.importFile(file);
+      // An attempt is settled (logged, its retry scheduled from the clock of then) before the clock moves.
+      const settled = (k: number) =>
+        until(() => h.service.monitorStore.attemptsOf(monitor.id, 10).length === k && h.service.webhooks.inFlight === 0, `attempt ${k} settled`);
       await until(() => rx.got.length === 2, 'the first attempt');
+      await settled(1);
       // Moved past each backoff (at most 1.5 × 30 s, then 1.5 × 60 s), the deliverer tries again.
       now += 46_000;
       h.service.webhooks.kick();
       await until(() => rx.got.length === 3, 'the second attempt');
+      await settled(2);
       now += 91_000;
       h.service.webhooks.kick();
       await until(() => rx.got.length === 4, 'the third attempt');

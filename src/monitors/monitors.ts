@@ -263,15 +263,8 @@ export class Monitors {
     return this.#boundary(Math.min(this.deps.catalog.labels, this.deps.engine.stats().nextLabel));
   }
 
-  /**
-   * `label`, or the first label of the revision it falls inside: the engine takes chunks in
-   * slices, and a window must hold a revision whole (its best chunk, and one event for it).
-   */
   #boundary(label: number): number {
-    const c = this.deps.catalog;
-    const ord = label < c.labels ? c.labelOrd[label] : this.deps.store.chunks.get(label)?.ord;
-    if (ord === undefined) return label;
-    return Math.min(ord < c.size ? c.labelStart[ord] : this.deps.store.revisions.get(ord)!.labelStart, label);
+    return this.deps.catalog.boundary(label, this.deps.store);
   }
 
   async #run(): Promise<void> {

@@ -23,6 +23,17 @@ export class Catalog {
   labels = 0;
 
   /**
+   * `label`, or the first label of the revision it falls inside: the engine takes chunks in
+   * slices, so a point of the ingest sequence in reach may cut a revision; a window of it (an
+   * after_seq answer, a monitors' window) must hold each revision whole.
+   */
+  boundary(label: number, store: Store): number {
+    const ord = label < this.labels ? this.labelOrd[label] : store.chunks.get(label)?.ord;
+    if (ord === undefined) return label;
+    return Math.min(ord < this.size ? this.labelStart[ord] : store.revisions.get(ord)!.labelStart, label);
+  }
+
+  /**
    * Catches up with LMDB: new revisions (at most `max` of them a call, so a caller on the event
    * loop can catch up a large import a slice at a time), then labels given to revisions stored
    * earlier without vectors (`Store.attachChunks`). Returns how many revisions were added.

@@ -4,6 +4,7 @@
  * (streams, webhooks, recovery).
  */
 import { type MonitorStore, type NewEvent, windowOf } from '../../src/monitors/index.js';
+import { vectorB64, writeLines } from './corpus.js';
 
 interface Bill {
   seq: number;
@@ -38,5 +39,21 @@ export async function commitPaid(store: MonitorStore, seq: number, from: number,
   await store.settle(
     bills.map((bill) => ({ bill, refused: null })),
     now,
+  );
+}
+
+/** Writes a JSONL import of one-chunk articles at `urls`, each chunk's vector from `vector()` (near a monitor's query: each a match). */
+export function writeArrivals(file: string, urls: string[], published: string, vector: () => Float64Array): void {
+  writeLines(
+    file,
+    urls.map((url) => ({
+      url,
+      source: 'Wire One',
+      title: url,
+      snippet: 's',
+      text: 't',
+      published_at: published,
+      chunks: [{ text: url, vector_b64: vectorB64(vector()) }],
+    })),
   );
 }
