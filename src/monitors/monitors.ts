@@ -1,9 +1,10 @@
 /**
  * Monitors, the product (README, "Monitors"): an account's standing match queries, and the pump
- * that turns each new window of the ingest sequence into their events. The window is scored
- * against every active monitor at once in the addon (matcher.ts), each monitor's matches become
- * one event (written to LMDB with the window's end, store.ts), the event is charged a credit a
- * match, and only then delivered: by webhook (webhooks.ts) or to open streams (stream.ts).
+ * that turns each new window of the ingest sequence into their events, behind ingest. The window
+ * is scored against every active monitor at once in the addon (matcher.ts) and written as one
+ * record (store.ts: each monitor's matches there are its event); each account's matches are
+ * charged, a credit each, as one debit, and only then delivered: by webhook (webhooks.ts) or to
+ * open streams (stream.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
