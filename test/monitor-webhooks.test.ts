@@ -260,7 +260,7 @@ describe('kill -9 mid-delivery', () => {
       try {
         const events = reopened.monitorStore.eventsAfter(monitor.id, -1, 10);
         expect(events.map((e) => e.delivery)).toEqual(['delivered']);
-        expect(reopened.monitorStore.due(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        expect(reopened.monitorStore.dueAfter(Number.MAX_SAFE_INTEGER, null, 10)).toEqual([]);
       } finally {
         await reopened.close();
       }

@@ -4,7 +4,6 @@ export { Monitors, view, type CreateMonitor, type MonitorsDeps, type MonitorView
 export {
   eventId,
   MonitorStore,
-  parseEventId,
   type DeliveryAttempt,
   type MonitorEvent,
   type MonitorItem,

@@ -80,8 +80,6 @@ export class Monitors {
   readonly #matcher: MonitorMatcher;
   /** The matcher's set is stale (a monitor was created, deleted, paused or resumed). */
   #dirty = true;
-  /** Monitors in the matcher's set, by id (the records the pump reads). */
-  #active = new Map<string, MonitorRecord>();
   /** The sources the set's filters were resolved against (a new source re-resolves them). */
   #sourceCount = -1;
   #specs: MonitorSpec[] = [];
@@ -304,7 +302,6 @@ export class Monitors {
       minScore: m.minScore,
       domain: { includeEdits: m.includeEdits, sources: null },
     }));
-    this.#active = new Map(active.map((m) => [m.id, m]));
     this.#bySpec = active;
     this.#sourceCount = -1;
     await this.#matcher.set(this.#specs);
@@ -316,8 +313,8 @@ export class Monitors {
     if (sources.length === this.#sourceCount) return;
     this.#sourceCount = sources.length;
     const none = () => new Set<string>();
-    for (const spec of this.#specs) {
-      const m = this.#active.get(spec.id)!;
+    for (const [i, spec] of this.#specs.entries()) {
+      const m = this.#bySpec[i];
       spec.domain.sources = resolveSources(sources, m.sources ?? undefined, m.excludeSources ?? undefined, none, invalid);
     }
   }

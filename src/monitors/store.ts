@@ -238,12 +238,6 @@ export interface DeliveryAttempt {
 
 export const eventId = (monitor: string, seq: number): string => `evt_${monitor.slice(4)}_${seq}`;
 
-/** Parses an event id into its monitor and sequence (null: not one of ours). */
-export function parseEventId(id: string): { monitor: string; seq: number } | null {
-  const m = /^evt_([0-9a-f]{20})_(\d{1,15})$/.exec(id);
-  return m ? { monitor: `mon_${m[1]}`, seq: Number(m[2]) } : null;
-}
-
 /** Attempts kept per monitor in the delivery log (the oldest go first). */
 export const ATTEMPTS_KEPT = 1000;
 
@@ -518,19 +512,6 @@ export class MonitorStore {
       if (out.length >= limit) break;
     }
     return out;
-  }
-
-  /** Outbox entries due at or before `now`, earliest first. */
-  due(now: number, limit: number): { key: [number, string]; value: OutboxEntry }[] {
-    const out: { key: [number, string]; value: OutboxEntry }[] = [];
-    for (const { key, value } of this.outbox.getRange({ end: [now, '\uffff'], limit })) out.push({ key, value });
-    return out;
-  }
-
-  /** When the earliest outbox entry is due (unix ms), or null when it is empty. */
-  nextDue(): number | null {
-    for (const { key } of this.outbox.getRange({ limit: 1 })) return key[0];
-    return null;
   }
 
   /** A monitor's delivery log, newest first, before `before` (unix ms; paging). */

@@ -243,20 +243,21 @@ describe('delivery', () => {
     const changedFile = path.join(dir, 'changed.json');
     fs.writeFileSync(bodyFile, req.body);
     fs.writeFileSync(changedFile, Buffer.concat([req.body, Buffer.from(' ')]));
-    const env = { ...process.env, SECRET, HEADER: header, NOW: String(t), GOOD: bodyFile, CHANGED: changedFile };
+    // The inputs go as arguments: secret, header, now, the body received, the changed body.
+    const args = [SECRET, header, String(t), bodyFile, changedFile];
     const nodeFile = path.join(dir, 'verify.mjs');
     fs.writeFileSync(nodeFile, NODE_VERIFY);
     const nodeRun = `import fs from 'node:fs'; import { verify } from ${JSON.stringify(pathToFileURL(nodeFile).href)};
-      const { SECRET, HEADER, NOW, GOOD, CHANGED } = process.env;
+      const [SECRET, HEADER, NOW, GOOD, CHANGED] = process.argv.slice(1);
       console.log(verify(SECRET, HEADER, fs.readFileSync(GOOD), 300, Number(NOW)), verify(SECRET, HEADER, fs.readFileSync(CHANGED), 300, Number(NOW)), verify(SECRET, HEADER, fs.readFileSync(GOOD), 300, Number(NOW) + 301));`;
-    const node = await run(process.execPath, ['--input-type=module', '-e', nodeRun], { env });
+    const node = await run(process.execPath, ['--input-type=module', '-e', nodeRun, ...args]);
     expect(node.stdout.trim()).toBe('true false false');
     if (!python) return console.warn('python3 not found: the Python snippet is not checked');
     fs.writeFileSync(path.join(dir, 'newsmatch_verify.py'), PYTHON_VERIFY);
-    const pyRun = `import os, sys; sys.path.insert(0, ${JSON.stringify(dir)}); from newsmatch_verify import verify
-e = os.environ; good = open(e["GOOD"], "rb").read(); changed = open(e["CHANGED"], "rb").read(); now = int(e["NOW"])
-print(verify(e["SECRET"], e["HEADER"], good, 300, now), verify(e["SECRET"], e["HEADER"], changed, 300, now), verify(e["SECRET"], e["HEADER"], good, 300, now + 301))`;
-    const py = await run(python, ['-c', pyRun], { env });
+    const pyRun = `import sys; sys.path.insert(0, ${JSON.stringify(dir)}); from newsmatch_verify import verify
+secret, header, now, good, changed = sys.argv[1:]; now = int(now); good = open(good, "rb").read(); changed = open(changed, "rb").read()
+print(verify(secret, header, good, 300, now), verify(secret, header, changed, 300, now), verify(secret, header, good, 300, now + 301))`;
+    const py = await run(python, ['-c', pyRun, ...args]);
     expect(py.stdout.trim()).toBe('True False False');
   });
 
