@@ -226,9 +226,12 @@ function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: numb
 }
 
 function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance', seq: number): MatchResponse {
-  const names = new Map(sources.map((s) => [s.id, s.name]));
+  let names = new Map(sources.map((s) => [s.id, s.name]));
   const items = rows.map((r): MatchItem => {
     const rev = deps.store.revisions.get(r.ord)!;
+    // A catch-up while the search ran (the poller's, serve's timer) may have brought a revision
+    // of a source first stored after this request read the names: read them again.
+    if (!names.has(rev.sourceId)) names = new Map(deps.store.listSources().map((s) => [s.id, s.name]));
     return {
       ...articleFields(rev, names),
       score: r.scored ? r.scored.score : null,
