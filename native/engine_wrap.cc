@@ -134,7 +134,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                         InstanceMethod("saveIndex", &EngineWrap::SaveIndex), InstanceMethod("range", &EngineWrap::Range),
                         InstanceMethod("topk", &EngineWrap::TopK), InstanceMethod("topkMany", &EngineWrap::TopKMany),
                         InstanceMethod("count", &EngineWrap::Count), InstanceMethod("prepareMonitors", &EngineWrap::PrepareMonitors),
-                        InstanceMethod("scoreMonitors", &EngineWrap::ScoreMonitors), InstanceMethod("monitorDots", &EngineWrap::MonitorDots),
+                        InstanceMethod("scoreMonitors", &EngineWrap::ScoreMonitors),
+                        InstanceMethod("scoreMonitorLabels", &EngineWrap::ScoreMonitorLabels), InstanceMethod("monitorDots", &EngineWrap::MonitorDots),
                         InstanceMethod("estimate", &EngineWrap::Estimate), InstanceMethod("stats", &EngineWrap::Stats),
                         InstanceMethod("close", &EngineWrap::Close)});
   }
@@ -430,8 +431,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return c;
   }
 
+  // Monitors' work runs on the background pool (pool.h): behind ingest and queries, never in
+  // their way.
+
   // prepareMonitors({vectors: Float32Array (m * 1024), floors: Float32Array (m)}) → Promise<MonitorSet>:
-  // the standing queries quantised once, on the engine's threads.
+  // the standing queries quantised once.
   Napi::Value PrepareMonitors(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!info[0].IsObject()) throw Napi::TypeError::New(env, "prepareMonitors(monitors) needs an object {vectors, floors}");
@@ -449,7 +453,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto e = engine_;
     auto out = std::make_shared<MonitorsPtr>();
     return queue(env, [e, vcopy, fcopy, out] {
-                   *out = std::make_shared<const nm::MonitorSet>(nm::prepare_monitors(vcopy->data(), fcopy->data(), fcopy->size(), e->pool()));
+                   *out = std::make_shared<const nm::MonitorSet>(nm::prepare_monitors(vcopy->data(), fcopy->data(), fcopy->size(), nm::Pool::background()));
                  },
                  [out](Napi::Env env) -> Napi::Value {
                    auto ext = Napi::External<MonitorsPtr>::New(env, new MonitorsPtr(*out), [](Napi::Env, MonitorsPtr* p) { delete p; });
@@ -464,25 +468,38 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value ScoreMonitors(const Napi::CallbackInfo& info) {
     MonitorsPtr set = monitors_arg(info[0]);
     auto chunks = chunks_arg(info[1], true);
+    auto out = std::make_shared<nm::MonitorResult>();
+    return queue(info.Env(), [set, chunks, out] { *out = nm::score_monitors(*set, chunks->batch(), nm::Pool::background()); }, matches_of(out));
+  }
+
+  // scoreMonitorLabels(set, from, to) → the same for the chunks this engine holds with labels in
+  // [from, to): a window of the ingest sequence, read from the engine's own rows.
+  Napi::Value ScoreMonitorLabels(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    MonitorsPtr set = monitors_arg(info[0]);
+    if (!info[1].IsNumber() || !info[2].IsNumber()) throw Napi::TypeError::New(env, "scoreMonitorLabels(set, from, to) needs two labels");
+    uint64_t from = as_id(info[1].As<Napi::Number>().DoubleValue(), env), to = as_id(info[2].As<Napi::Number>().DoubleValue(), env);
     auto e = engine_;
     auto out = std::make_shared<nm::MonitorResult>();
-    return queue(info.Env(), [e, set, chunks, out] { *out = nm::score_monitors(*set, chunks->batch(), e->pool()); },
-                 [out](Napi::Env env) -> Napi::Value {
-                   const auto& h = out->matches;
-                   auto monitor = Napi::Uint32Array::New(env, h.size());
-                   auto ord = Napi::Float64Array::New(env, h.size());
-                   auto label = Napi::Float64Array::New(env, h.size());
-                   auto score = Napi::Float32Array::New(env, h.size());
-                   for (size_t i = 0; i < h.size(); i++)
-                     monitor[i] = h[i].monitor, ord[i] = (double)h[i].ord, label[i] = (double)h[i].label, score[i] = h[i].score;
-                   auto o = Napi::Object::New(env);
-                   o.Set("monitor", monitor);
-                   o.Set("ord", ord);
-                   o.Set("label", label);
-                   o.Set("score", score);
-                   o.Set("rescored", (double)out->rescored);
-                   return o;
-                 });
+    return queue(env, [e, set, from, to, out] { *out = nm::score_monitor_labels(*set, *e, from, to, nm::Pool::background()); }, matches_of(out));
+  }
+
+  static std::function<Napi::Value(Napi::Env)> matches_of(std::shared_ptr<nm::MonitorResult> out) {
+    return [out](Napi::Env env) -> Napi::Value {
+      const auto& h = out->matches;
+      auto monitor = Napi::Uint32Array::New(env, h.size());
+      auto ord = Napi::Float64Array::New(env, h.size());
+      auto label = Napi::Float64Array::New(env, h.size());
+      auto score = Napi::Float32Array::New(env, h.size());
+      for (size_t i = 0; i < h.size(); i++) monitor[i] = h[i].monitor, ord[i] = (double)h[i].ord, label[i] = (double)h[i].label, score[i] = h[i].score;
+      auto o = Napi::Object::New(env);
+      o.Set("monitor", monitor);
+      o.Set("ord", ord);
+      o.Set("label", label);
+      o.Set("score", score);
+      o.Set("rescored", (double)out->rescored);
+      return o;
+    };
   }
 
   // monitorDots(set, {vectors}) → Promise<checksum>: the same int8 tiles with no bound test and
@@ -490,9 +507,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value MonitorDots(const Napi::CallbackInfo& info) {
     MonitorsPtr set = monitors_arg(info[0]);
     auto chunks = chunks_arg(info[1], false);
-    auto e = engine_;
     auto sum = std::make_shared<int64_t>(0);
-    return queue(info.Env(), [e, set, chunks, sum] { *sum = nm::monitor_dots(*set, chunks->vec.data(), chunks->ord.size(), e->pool()); },
+    return queue(info.Env(), [set, chunks, sum] { *sum = nm::monitor_dots(*set, chunks->vec.data(), chunks->ord.size(), nm::Pool::background()); },
                  [sum](Napi::Env env) { return Napi::Number::New(env, (double)*sum); });
   }
 

@@ -128,10 +128,12 @@ export interface NativeEngine {
   /** Rows the filter allows, estimated from the time index and per-source counts (no pass). */
   estimate(filter: NativeFilter | null): number;
   stats(): NativeStats;
-  /** m standing queries (vectors: m × 1024, L2-normalised; floors: m cosines), quantised once on the engine's threads. */
+  /** m standing queries (vectors: m × 1024, L2-normalised; floors: m cosines), quantised once (monitors' work runs on the addon's background pool, at low priority). */
   prepareMonitors(monitors: { vectors: Float32Array; floors: Float32Array }): Promise<NativeMonitorSet>;
   /** A batch of new chunks (vectors: n × 1024, with each chunk's revision ord and label) scored against every monitor, exactly. */
   scoreMonitors(set: NativeMonitorSet, chunks: { vectors: Float32Array; ords: Float64Array; labels: Float64Array }): Promise<NativeMonitorMatches>;
+  /** The same for the chunks this engine holds with labels in [from, to), read from its own rows. */
+  scoreMonitorLabels(set: NativeMonitorSet, from: number, to: number): Promise<NativeMonitorMatches>;
   /** The same int8 tiles' dots alone, no bound test or rescoring (bench/monitors.ts's floor); resolves with a checksum. */
   monitorDots(set: NativeMonitorSet, chunks: { vectors: Float32Array }): Promise<number>;
   /** Releases the directory lock (another process may then open it). */

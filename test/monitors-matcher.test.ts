@@ -53,7 +53,7 @@ describe('MonitorMatcher', () => {
         },
       });
     }
-    const matcher = new MonitorMatcher(h.service.engine, store, catalog);
+    const matcher = new MonitorMatcher(h.service.engine, catalog);
     await matcher.set(specs);
 
     // Three batches: articles whose chunks lie near some monitor or anywhere, published from
@@ -135,7 +135,7 @@ describe('MonitorMatcher', () => {
   });
 
   it('an empty window, or no monitors, matches nothing', async () => {
-    const m = new MonitorMatcher(h.service.engine, h.service.store, h.service.catalog);
+    const m = new MonitorMatcher(h.service.engine, h.service.catalog);
     const to = await synced();
     expect(await m.advance(0, to)).toEqual([]);
     await m.set([

@@ -217,6 +217,16 @@ void Engine::check_open() const {
   if (closed_) throw std::runtime_error("the search engine is closed");
 }
 
+void Engine::visit_labels(uint64_t from, uint64_t to, const std::function<void(const Cols&, size_t)>& fn) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  check_open();
+  std::vector<Cols> views = views_locked();
+  for (uint64_t label = std::max(from, base_); label < std::min(to, next_label_); label++) {
+    const LabelInfo* i = info(label);
+    if (i && i->list != kNoRow) fn(view_of(views, i->view), i->row);
+  }
+}
+
 void Engine::note_row(uint64_t label, uint32_t view, uint32_t row) {
   if (info_.empty()) base_ = label;
   if (label < base_) {  // rare: shift the table down

@@ -3,6 +3,7 @@
 // take a shared lock; appends, filing, seals and swaps take the exclusive one only briefly.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -112,6 +113,9 @@ class Engine {
   std::vector<TopkAnswer> topk_many(const std::vector<TopkRequest>& requests) const;
   uint64_t count(const Filter& f) const;
   uint64_t estimate(const Filter& f) const;
+  // Visits the rows held with labels in [from, to) in label order, under the read lock (a label
+  // with no row is skipped): fn(columns, row). Monitors copy a window of new chunks out this way.
+  void visit_labels(uint64_t from, uint64_t to, const std::function<void(const Cols&, size_t)>& fn) const;
   EngineStats stats() const;
   // The threads its scans use: other batch work of the process (monitors.h) shares them.
   Pool& pool() { return *pool_; }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine.h"
 #include "kernels.h"
 #include "pool.h"
 
@@ -28,7 +29,10 @@ struct Batch {
   std::vector<int8_t> code;    // np * kDims
   std::vector<float> scale;    // np
   std::vector<uint16_t> f16;   // n * kDims (empty for monitor_dots)
+  const uint64_t* ord = nullptr;
+  const uint64_t* label = nullptr;
   double nmax = 0;             // the largest row norm (1 for unit rows)
+  std::vector<uint64_t> ids;   // ord and label's storage when the batch owns them (gathered)
 };
 
 Batch prepare_batch(const float* vec, size_t n, bool f16, Pool& pool) {
@@ -50,6 +54,31 @@ Batch prepare_batch(const float* vec, size_t n, bool f16, Pool& pool) {
     }
   });
   for (double x : norm) b.nmax = std::max(b.nmax, x);
+  return b;
+}
+
+// The engine's rows of labels [from, to), copied: their own int8 codes and f16 vectors, so
+// nothing is quantised again and a match scores what a search of it returns. The engine's rows
+// are unit (RowInput), as its scan's bound assumes.
+Batch gather_batch(const Engine& e, uint64_t from, uint64_t to) {
+  Batch b;
+  size_t most = to > from ? (size_t)(to - from) : 0;
+  b.code.assign((most + 3) / 4 * 4 * kDims, 0);
+  b.scale.assign((most + 3) / 4 * 4, 0.0f);
+  b.f16.resize(most * kDims);
+  b.ids.resize(2 * most);
+  size_t n = 0;
+  e.visit_labels(from, to, [&](const Cols& c, size_t r) {
+    std::memcpy(b.code.data() + n * kDims, c.i8 + r * kDims, kDims);
+    std::memcpy(b.f16.data() + n * kDims, c.f16 + r * kDims, kDims * sizeof(uint16_t));
+    b.scale[n] = c.scale[r];
+    b.ids[n] = c.ord[r];
+    b.ids[most + n] = c.label[r];
+    n++;
+  });
+  b.n = n, b.np = (n + 3) / 4 * 4;
+  b.ord = b.ids.data(), b.label = b.ids.data() + most;
+  b.nmax = 1.0;
   return b;
 }
 
@@ -88,12 +117,13 @@ std::vector<std::pair<size_t, size_t>> tasks_for(size_t groups, size_t width) {
   return out;
 }
 
-// Every tile of groups [g0, g1) against every four rows of the batch: visit(r, group, dots,
-// one) with dots[x * 4 + j] (or dots[x] for a group of one monitor, `one`).
+// Every tile of groups [g0, g1) against every four rows of the batch's [r0, r1) (r0 a multiple
+// of four): visit(r, group, dots, one) with dots[x * 4 + j] (or dots[x] for a group of one
+// monitor, `one`).
 template <class F>
-void tiles(const Kernels& K, const Batch& b, const Group* gs, size_t g0, size_t g1, F&& visit) {
+void tiles(const Kernels& K, const Batch& b, size_t r0, size_t r1, const Group* gs, size_t g0, size_t g1, F&& visit) {
   int32_t dots[16];
-  for (size_t r = 0; r < b.np; r += 4) {
+  for (size_t r = r0; r < r1; r += 4) {
     const int8_t* rows[4] = {b.code.data() + r * kDims, b.code.data() + (r + 1) * kDims, b.code.data() + (r + 2) * kDims,
                              b.code.data() + (r + 3) * kDims};
     for (size_t g = g0; g < g1; g++) {
@@ -144,12 +174,12 @@ MonitorSet prepare_monitors(const float* vec, const float* floors, size_t m, Poo
   return s;
 }
 
-// One pass: rows few enough that their codes stay in cache while every monitor block reads them.
-static MonitorResult score_pass(const MonitorSet& s, const ChunkBatch& in, Pool& pool) {
+// One pass over rows [r0, r1) of the batch: few enough that their codes stay in cache while
+// every monitor block reads them.
+static MonitorResult score_pass(const MonitorSet& s, const Batch& b, size_t r0, size_t r1, Pool& pool) {
   MonitorResult out;
-  if (s.m == 0 || in.n == 0) return out;
+  if (s.m == 0 || r1 <= r0) return out;
   const Kernels& K = kernels();
-  Batch b = prepare_batch(in.vec, in.n, true, pool);
   std::vector<Group> gs = groups_for(s, b.nmax);
   auto tasks = tasks_for(gs.size(), pool.width());
   struct Cand {
@@ -169,7 +199,7 @@ static MonitorResult score_pass(const MonitorSet& s, const ChunkBatch& in, Pool&
     auto take = [&](size_t row, size_t q) {
       if (row < b.n) rows[q - q0].push_back((uint32_t)row);  // not a padding row
     };
-    tiles(K, b, gs.data(), g0, g1, [&](size_t r, const Group& G, const int32_t* dots, bool one) {
+    tiles(K, b, r0, r1, gs.data(), g0, g1, [&](size_t r, const Group& G, const int32_t* dots, bool one) {
       if (one) {
         for (size_t x = 0; x < 4; x++)
           if (b.scale[r + x] * (G.qscale[0] * (float)dots[x] + G.hl[0]) >= G.fl[0]) take(r + x, G.q0);
@@ -195,11 +225,11 @@ static MonitorResult score_pass(const MonitorSet& s, const ChunkBatch& in, Pool&
     for (size_t q = q0; q < q1; q++) {
       auto& c = cand[q - q0];
       std::sort(c.begin(), c.end(), [&](const Cand& x, const Cand& y) {
-        uint64_t ox = in.ord[x.row], oy = in.ord[y.row];
+        uint64_t ox = b.ord[x.row], oy = b.ord[y.row];
         return ox != oy ? ox < oy : x.score != y.score ? x.score > y.score : x.row < y.row;
       });
       for (size_t i = 0; i < c.size(); i++)
-        if (i == 0 || in.ord[c[i].row] != in.ord[c[i - 1].row]) f.push_back({(uint32_t)q, in.ord[c[i].row], in.label[c[i].row], c[i].score});
+        if (i == 0 || b.ord[c[i].row] != b.ord[c[i - 1].row]) f.push_back({(uint32_t)q, b.ord[c[i].row], b.label[c[i].row], c[i].score});
     }
     rescored[t] = tried;
   });
@@ -213,12 +243,13 @@ static MonitorResult score_pass(const MonitorSet& s, const ChunkBatch& in, Pool&
   return out;
 }
 
-MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& pool, size_t pass_rows) {
-  pass_rows = std::max<size_t>(4, pass_rows);
-  if (in.n <= pass_rows) return score_pass(s, in, pool);
+// The batch in passes of `pass_rows` rows, merged.
+static MonitorResult score_batch(const MonitorSet& s, const Batch& b, Pool& pool, size_t pass_rows) {
+  pass_rows = std::max<size_t>(4, (pass_rows + 3) / 4 * 4);
+  if (b.n <= pass_rows) return score_pass(s, b, 0, b.np, pool);
   MonitorResult out;
-  for (size_t at = 0; at < in.n; at += pass_rows) {
-    MonitorResult r = score_pass(s, ChunkBatch{in.vec + at * kDims, in.ord + at, in.label + at, std::min(pass_rows, in.n - at)}, pool);
+  for (size_t at = 0; at < b.np; at += pass_rows) {
+    MonitorResult r = score_pass(s, b, at, std::min(b.np, at + pass_rows), pool);
     out.matches.insert(out.matches.end(), r.matches.begin(), r.matches.end());
     out.rescored += r.rescored;
   }
@@ -234,29 +265,37 @@ MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& po
   return out;
 }
 
-static int64_t dots_pass(const MonitorSet& s, const float* vec, size_t n, Pool& pool) {
+MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& in, Pool& pool, size_t pass_rows) {
+  if (s.m == 0 || in.n == 0) return {};
+  Batch b = prepare_batch(in.vec, in.n, true, pool);
+  b.ord = in.ord, b.label = in.label;
+  return score_batch(s, b, pool, pass_rows);
+}
+
+MonitorResult score_monitor_labels(const MonitorSet& s, const Engine& e, uint64_t from, uint64_t to, Pool& pool, size_t pass_rows) {
+  if (s.m == 0 || to <= from) return {};
+  return score_batch(s, gather_batch(e, from, to), pool, pass_rows);
+}
+
+int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool, size_t pass_rows) {
   if (s.m == 0 || n == 0) return 0;
+  pass_rows = std::max<size_t>(4, (pass_rows + 3) / 4 * 4);
   const Kernels& K = kernels();
   Batch b = prepare_batch(vec, n, false, pool);
   std::vector<Group> gs = groups_for(s, b.nmax);
   auto tasks = tasks_for(gs.size(), pool.width());
-  std::vector<int64_t> sums(tasks.size(), 0);
-  pool.run(tasks.size(), [&](size_t t) {
-    int64_t sum = 0;
-    tiles(K, b, gs.data(), tasks[t].first, tasks[t].second, [&](size_t, const Group&, const int32_t* dots, bool one) {
-      for (size_t i = 0; i < (one ? 4u : 16u); i++) sum += dots[i];
+  int64_t total = 0;
+  for (size_t at = 0; at < b.np; at += pass_rows) {
+    std::vector<int64_t> sums(tasks.size(), 0);
+    pool.run(tasks.size(), [&](size_t t) {
+      int64_t sum = 0;
+      tiles(K, b, at, std::min(b.np, at + pass_rows), gs.data(), tasks[t].first, tasks[t].second, [&](size_t, const Group&, const int32_t* dots, bool one) {
+        for (size_t i = 0; i < (one ? 4u : 16u); i++) sum += dots[i];
+      });
+      sums[t] = sum;
     });
-    sums[t] = sum;
-  });
-  int64_t total = 0;
-  for (int64_t x : sums) total += x;
-  return total;
-}
-
-int64_t monitor_dots(const MonitorSet& s, const float* vec, size_t n, Pool& pool, size_t pass_rows) {
-  pass_rows = std::max<size_t>(4, pass_rows);
-  int64_t total = 0;
-  for (size_t at = 0; at < n; at += pass_rows) total += dots_pass(s, vec + at * kDims, std::min(pass_rows, n - at), pool);
+    for (int64_t x : sums) total += x;
+  }
   return total;
 }
 

@@ -12,6 +12,7 @@
 
 namespace nm {
 
+class Engine;
 class Pool;
 
 // Monitors prepared once (they stand across batches): int8 codes and bound terms, the f32
@@ -60,6 +61,12 @@ constexpr size_t kMonitorPassRows = 2048;
 // Every (monitor, revision) whose best chunk scores >= the monitor's floor, split over the pool
 // by blocks of monitors (each block's codes stay in cache while the batch streams past).
 MonitorResult score_monitors(const MonitorSet& s, const ChunkBatch& b, Pool& pool, size_t pass_rows = kMonitorPassRows);
+
+// The same for the chunks the engine holds with labels in [from, to): a window of the ingest
+// sequence, scored from the engine's own int8 codes and f16 vectors (copied out under its read
+// lock; none quantised again), so a match's score is the one a search of it returns.
+MonitorResult score_monitor_labels(const MonitorSet& s, const Engine& e, uint64_t from, uint64_t to, Pool& pool,
+                                   size_t pass_rows = kMonitorPassRows);
 
 // The same tiles' integer dots alone (no bound test, no rescoring): the floor score_monitors
 // is measured against (bench/monitors.ts). Returns a checksum of the dots.

@@ -11,6 +11,7 @@ namespace nm {
 
 namespace {
 constexpr int kWorkerNice = 5;
+constexpr int kBackgroundNice = 19;
 }
 
 size_t cores() {
@@ -23,14 +24,18 @@ size_t cores() {
   return n ? n : 1;
 }
 
+void nice_thread(int nice) {
+  // Linux niceness is per thread: raise this one's, best effort (unchanged if refused).
+  errno = 0;
+  int now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+  if (errno == 0 && now < nice) setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
+}
+
 void batch_thread() {
   thread_local bool done = false;
   if (done) return;
   done = true;
-  // Linux niceness is per thread: raise this one's, best effort (unchanged if refused).
-  errno = 0;
-  int now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-  if (errno == 0 && now < kWorkerNice) setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), kWorkerNice);
+  nice_thread(kWorkerNice);
 }
 
 Pool::Pool(size_t width) {
@@ -38,6 +43,15 @@ Pool::Pool(size_t width) {
   for (size_t i = 1; i < width; i++)
     workers_.emplace_back([this] {
       batch_thread();
+      loop();
+    });
+}
+
+Pool::Pool(size_t workers, int nice) : caller_works_(false) {
+  if (workers == 0) workers = cores();
+  for (size_t i = 0; i < workers; i++)
+    workers_.emplace_back([this, nice] {
+      nice_thread(nice);
       loop();
     });
 }
@@ -53,6 +67,11 @@ Pool::~Pool() {
 
 Pool& Pool::shared() {
   static Pool pool;
+  return pool;
+}
+
+Pool& Pool::background() {
+  static Pool pool(0, kBackgroundNice);
   return pool;
 }
 
@@ -94,14 +113,14 @@ void Pool::run(size_t n, const std::function<void(size_t)>& fn) {
   auto job = std::make_shared<Job>();
   job->n = n;
   job->fn = &fn;
-  if (n > 1 && !workers_.empty()) {
+  if ((n > 1 || !caller_works_) && !workers_.empty()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       jobs_.push_back(job);
     }
     wake_.notify_all();
   }
-  work(*job);
+  if (caller_works_ || workers_.empty()) work(*job);
   {
     std::unique_lock<std::mutex> lock(mu_);
     finished_.wait(lock, [&] { return job->done.load() == job->n; });

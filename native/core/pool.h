@@ -19,15 +19,25 @@ class Pool {
  public:
   // `width` threads in all, the caller's included (so width - 1 workers); 0: one per core.
   explicit Pool(size_t width = 0);
+  // `workers` threads at niceness `nice` that do all of a call's work while the caller waits
+  // (background()'s shape); 0: one per core.
+  Pool(size_t workers, int nice);
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
-  size_t width() const { return workers_.size() + 1; }
+  size_t width() const { return workers_.size() + (caller_works_ ? 1 : 0); }
   // Runs fn(i) for every i in [0, n), on the workers and the calling thread, and returns when
   // all have finished. The first exception a task throws is rethrown here.
   void run(size_t n, const std::function<void(size_t)>& fn);
   // The process-wide pool (one thread per core this process may run on).
   static Pool& shared();
+  // Standing work behind ingest (monitors.h): one worker per core at nice 19, the caller
+  // waiting. It takes the cores ingest and queries leave idle, and beside them only a small
+  // share (the scheduler weighs nice 19 at 1.5% of the event loop's nice 0 and 4% of the
+  // engine's nice-5 threads): a busy box delays monitors' events, never its ingest or queries,
+  // and a saturated one still moves them on. Nice 10 cost ingest 12-25% at 10,000 monitors
+  // (bench:monitors, on 2 cores).
+  static Pool& background();
 
  private:
   struct Job {
@@ -45,6 +55,7 @@ class Pool {
   std::condition_variable wake_, finished_;
   std::deque<std::shared_ptr<Job>> jobs_;
   bool stop_ = false;
+  bool caller_works_ = true;
 };
 
 // Cores this process may run on (its CPU affinity), at least 1.
@@ -56,5 +67,7 @@ size_t cores();
 // bench:load); SCHED_BATCH avoided that but, under EEVDF, kept the loop waiting behind range
 // passes (GET /v1/sources p99 9 -> 39 ms beside them).
 void batch_thread();
+// Raises the calling thread's niceness to `nice` if it is lower (best effort).
+void nice_thread(int nice);
 
 }  // namespace nm

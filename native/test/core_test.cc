@@ -662,6 +662,55 @@ void test_monitors() {
     std::printf("  monitors: %s: %zu matches, %llu of %zu pairs rescored\n", isa, got.matches.size(), (unsigned long long)got.rescored, m * n);
   }
   CHECK(ref_matches > m, "monitors: the data should give some matches (%zu)", ref_matches);
+
+  // A window of the ingest sequence read from an engine's rows (two segments and the delta):
+  // the same matches as the same chunks handed in as floats, on the background pool's shape
+  // (workers at nice 10, the caller waiting).
+  {
+    std::string dir = make_temp_dir();
+    Pool background(2, 10);
+    {
+      Engine e(options(dir));
+      const size_t revs = c.revs.size(), a = revs / 3, b = 2 * revs / 3;
+      e.append(rows_of(c, 0, a));
+      e.seal();
+      e.append(rows_of(c, a, b));
+      e.seal();
+      e.append(rows_of(c, b, revs));
+      // Labels [lo, hi) as floats, in label order.
+      auto floats = [&](uint64_t lo, uint64_t hi, std::vector<float>* v, std::vector<uint64_t>* o, std::vector<uint64_t>* l) {
+        for (uint64_t label = lo; label < hi; label++) {
+          size_t i = label - c.label_base;
+          v->insert(v->end(), c.row(i), c.row(i) + kDims);
+          o->push_back(row_ord[i]);
+          l->push_back(label);
+        }
+      };
+      const uint64_t lo = c.label_base, hi = c.label_base + c.rows();
+      CHECK(c.rows() > 100, "labels: the corpus has %zu rows", c.rows());
+      // The whole sequence, a window cut inside revisions, and one row; in one pass and in passes of 16.
+      for (auto [from, to] : {std::pair<uint64_t, uint64_t>{lo, hi}, {lo + 37, hi - 23}, {hi - 1, hi}}) {
+        for (size_t pass : {kMonitorPassRows, (size_t)16}) {
+          std::vector<float> v;
+          std::vector<uint64_t> o, l;
+          floats(from, to, &v, &o, &l);
+          MonitorResult want = score_monitors(set, ChunkBatch{v.data(), o.data(), l.data(), o.size()}, pool, pass);
+          MonitorResult got = score_monitor_labels(set, e, from, to, background, pass);
+          CHECK(got.matches.size() == want.matches.size(), "labels [%llu, %llu) pass %zu: %zu matches, %zu from floats", (unsigned long long)from,
+                (unsigned long long)to, pass, got.matches.size(), want.matches.size());
+          for (size_t i = 0; i < got.matches.size() && i < want.matches.size(); i++)
+            CHECK(got.matches[i].monitor == want.matches[i].monitor && got.matches[i].ord == want.matches[i].ord &&
+                      got.matches[i].label == want.matches[i].label && got.matches[i].score == want.matches[i].score,
+                  "labels [%llu, %llu) pass %zu: match %zu differs", (unsigned long long)from, (unsigned long long)to, pass, i);
+        }
+      }
+      CHECK(score_monitor_labels(set, e, lo, hi, background).matches.size() > m, "labels: the whole sequence gives matches");
+      CHECK(score_monitor_labels(set, e, hi, hi + 100, background).matches.empty() && score_monitor_labels(set, e, 0, lo, background).matches.empty() &&
+                score_monitor_labels(set, e, hi, lo, background).matches.empty(),
+            "labels the engine does not hold give nothing");
+    }
+    remove_dir(dir);
+  }
   CHECK(first_nonfinite(chunks.data(), chunks.size()) == chunks.size(), "finite chunks");
   chunks[5] = NAN;
   CHECK(first_nonfinite(chunks.data(), chunks.size()) == 5, "a NaN is found");

@@ -9,7 +9,7 @@
  */
 import { DIMS } from '../dims.js';
 import { inDomain, type Domain, type MonitorSet, type SearchEngine } from '../search/index.js';
-import type { Catalog, Store } from '../store/index.js';
+import type { Catalog } from '../store/index.js';
 
 export interface MonitorSpec {
   id: string;
@@ -38,7 +38,6 @@ export class MonitorMatcher {
 
   constructor(
     readonly engine: SearchEngine,
-    readonly store: Store,
     readonly catalog: Catalog,
   ) {}
 
@@ -62,8 +61,9 @@ export class MonitorMatcher {
 
   /**
    * Every (monitor, revision) matching among the revisions whose chunks are labelled in
-   * [from, to): the labels the catalog has absorbed (the caller catches up first). A
-   * revision's score is its best chunk against any of the monitor's vectors.
+   * [from, to): labels the catalog and the engine have absorbed (the caller catches up first),
+   * read from the engine's rows. A revision's score is its best chunk against any of the
+   * monitor's vectors.
    */
   async advance(from: number, to: number): Promise<MonitorMatch[]> {
     const c = await this.advanceColumns(from, to);
@@ -76,59 +76,51 @@ export class MonitorMatcher {
    */
   async advanceColumns(from: number, to: number): Promise<MatchColumns> {
     if (!this.#set || to <= from) return { spec: new Uint32Array(0), ords: new Uint32Array(0), labels: new Uint32Array(0), scores: new Float32Array(0) };
-    const n = to - from;
-    const vectors = new Float32Array(n * DIMS);
-    const ords = new Float64Array(n);
-    const labels = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const label = from + i;
-      vectors.set(this.store.vector(label), i * DIMS);
-      // The catalog maps every label below its `labels` (the caller's window is within them).
-      ords[i] = this.catalog.labelOrd[label];
-      labels[i] = label;
-    }
-    const m = await this.#set.score({ vectors, ords, labels });
+    const m = await this.#set.scoreLabels(from, to);
     const k = m.monitor.length;
-    const out: MatchColumns = { spec: new Uint32Array(k), ords: new Uint32Array(k), labels: new Uint32Array(k), scores: new Float32Array(k) };
+    // The kernel's columns, converted once and compacted in place: a window may hold tens of
+    // thousands of matches, so nothing here is done per match that can be done per monitor.
+    const out: MatchColumns = { spec: new Uint32Array(k), ords: new Uint32Array(m.ord), labels: new Uint32Array(m.label), scores: m.score };
     let kept = 0;
     // The kernel gives each (row, revision) once, rows in monitor order (a monitor's rows are
-    // consecutive): a monitor of one vector needs no merging, and one without filters no domain check.
-    const merging: { spec: number; best: Map<number, number> | null } = { spec: -1, best: null };
-    const flush = () => {
-      if (!merging.best) return;
-      const start = kept;
-      for (const [ord, i] of merging.best) {
-        out.spec[kept] = merging.spec;
-        out.ords[kept] = ord;
-        out.labels[kept] = m.label[i];
-        out.scores[kept++] = m.score[i];
-      }
-      sortByOrd(out, start, kept);
-      merging.best = null;
-    };
-    for (let i = 0; i < k; i++) {
-      const specIndex = this.#rowOf[m.monitor[i]];
+    // consecutive), each row's by ord: taken a monitor at a time. One of one vector and no
+    // filter (most standing queries) is kept whole.
+    for (let a = 0; a < k; ) {
+      const specIndex = this.#rowOf[m.monitor[a]];
+      let b = a;
+      while (b < k && this.#rowOf[m.monitor[b]] === specIndex) out.spec[b++] = specIndex;
       const spec = this.#specs[specIndex];
-      const ord = m.ord[i];
-      if (this.#filtered[specIndex] && !inDomain(this.catalog, ord, spec.domain)) continue;
-      if (spec.vectors.length === 1) {
-        flush();
-        out.spec[kept] = specIndex;
-        out.ords[kept] = ord;
-        out.labels[kept] = m.label[i];
-        out.scores[kept++] = m.score[i];
-        continue;
+      const filtered = this.#filtered[specIndex];
+      if (spec.vectors.length > 1) {
+        // Several vectors (like) may each match a revision: its best counts.
+        const best = new Map<number, number>();
+        for (let i = a; i < b; i++) {
+          if (filtered && !inDomain(this.catalog, out.ords[i], spec.domain)) continue;
+          const had = best.get(out.ords[i]);
+          if (had === undefined || out.scores[i] > out.scores[had]) best.set(out.ords[i], i);
+        }
+        const picked = [...best.values()].sort((x, y) => out.ords[x] - out.ords[y]);
+        const rows = picked.map((i) => [out.ords[i], out.labels[i], out.scores[i]] as const);
+        for (const [ord, label, score] of rows) {
+          out.spec[kept] = specIndex;
+          out.ords[kept] = ord;
+          out.labels[kept] = label;
+          out.scores[kept++] = score;
+        }
+      } else if (!filtered) {
+        if (kept !== a) for (const col of [out.spec, out.ords, out.labels, out.scores]) col.copyWithin(kept, a, b);
+        kept += b - a;
+      } else {
+        for (let i = a; i < b; i++) {
+          if (!inDomain(this.catalog, out.ords[i], spec.domain)) continue;
+          out.spec[kept] = specIndex;
+          out.ords[kept] = out.ords[i];
+          out.labels[kept] = out.labels[i];
+          out.scores[kept++] = out.scores[i];
+        }
       }
-      // Several vectors of one monitor (like) may each match a revision: its best counts.
-      if (!merging.best || merging.spec !== specIndex) {
-        flush();
-        merging.spec = specIndex;
-        merging.best = new Map();
-      }
-      const had = merging.best.get(ord);
-      if (had === undefined || m.score[i] > m.score[had]) merging.best.set(ord, i);
+      a = b;
     }
-    flush();
     return { spec: out.spec.subarray(0, kept), ords: out.ords.subarray(0, kept), labels: out.labels.subarray(0, kept), scores: out.scores.subarray(0, kept) };
   }
 }
@@ -139,15 +131,4 @@ export interface MatchColumns {
   ords: Uint32Array;
   labels: Uint32Array;
   scores: Float32Array;
-}
-
-/** Sorts entries [start, end) of one monitor by ord (a merged monitor's, which come out of a map). */
-function sortByOrd(c: MatchColumns, start: number, end: number): void {
-  const idx = Array.from({ length: end - start }, (_, i) => start + i).sort((a, b) => c.ords[a] - c.ords[b]);
-  const ords = idx.map((i) => c.ords[i]);
-  const labels = idx.map((i) => c.labels[i]);
-  const scores = idx.map((i) => c.scores[i]);
-  c.ords.set(ords, start);
-  c.labels.set(labels, start);
-  c.scores.set(scores, start);
 }

@@ -93,7 +93,7 @@ export class Monitors {
   readonly stats = { windows: 0, events: 0, matches: 0, ms: 0, scoreMs: 0, writeMs: 0, chargeMs: 0 };
 
   constructor(readonly deps: MonitorsDeps) {
-    this.#matcher = new MonitorMatcher(deps.engine, deps.store, deps.catalog);
+    this.#matcher = new MonitorMatcher(deps.engine, deps.catalog);
   }
 
   /**
@@ -321,61 +321,63 @@ export class Monitors {
 
   /**
    * The window's columns (monitors in number order, each one's matches) and a bill for each
-   * account with matches: what commitWindow writes and settle charges. One pass over typed
-   * arrays, no object a match: a window may hold tens of thousands.
+   * account with matches: what commitWindow writes and settle charges. Typed arrays, no object a
+   * match (a window may hold tens of thousands), and the work per monitor where none of its
+   * matches needs a check.
    */
   #window(c: MatchColumns, from: number, to: number): { window: WindowMatches; bills: Map<string, WindowBill> } {
     const k = c.ords.length;
-    const keep = new Uint8Array(k);
     const monitors = this.#bySpec;
-    let kept = 0;
-    let events = 0;
-    let lastKept = -1;
-    for (let i = 0; i < k; i++) {
-      const m = monitors[c.spec[i]];
-      // Revisions searchable before the monitor was created (or resumed) are not its matches;
-      // nor, for like, the liked article's own later revisions (they would match themselves).
-      if (c.labels[i] < m.startSeq) continue;
-      if (m.excludeUrl !== null && this.deps.store.revisions.get(c.ords[i])!.url === m.excludeUrl) continue;
-      keep[i] = 1;
-      kept++;
-      // Entries come grouped by monitor: an event a monitor with a kept entry.
-      if (c.spec[i] !== lastKept) {
-        events++;
-        lastKept = c.spec[i];
-      }
-    }
     const created = this.deps.clock();
+    let runs = 0;
+    for (let i = 0; i < k; i++) if (i === 0 || c.spec[i] !== c.spec[i - 1]) runs++;
+    const nums = new Uint32Array(runs);
+    const starts = new Uint32Array(runs + 1);
+    const bills = new Map<string, WindowBill>();
+    // The matcher's columns (ours) compacted in place: usually nothing is dropped and nothing moves.
+    const { ords, labels, scores } = c;
+    let row = 0;
+    let e = 0;
+    // Entries come grouped by monitor (runs): each monitor with a kept entry is an event.
+    for (let a = 0; a < k; ) {
+      let b = a + 1;
+      while (b < k && c.spec[b] === c.spec[a]) b++;
+      const m = monitors[c.spec[a]];
+      const start = row;
+      if (m.startSeq <= from && m.excludeUrl === null) {
+        if (row !== a) for (const col of [ords, labels, scores]) col.copyWithin(row, a, b);
+        row += b - a;
+      } else {
+        for (let i = a; i < b; i++) {
+          // Revisions searchable before the monitor was created (or resumed) are not its
+          // matches; nor, for like, the liked article's own later revisions (they would match
+          // themselves).
+          if (labels[i] < m.startSeq) continue;
+          if (m.excludeUrl !== null && this.deps.store.revisions.get(ords[i])!.url === m.excludeUrl) continue;
+          ords[row] = ords[i];
+          labels[row] = labels[i];
+          scores[row++] = scores[i];
+        }
+      }
+      a = b;
+      if (row === start) continue;
+      nums[e] = m.num;
+      starts[e++] = start;
+      let bill = bills.get(m.account);
+      if (!bill) bills.set(m.account, (bill = { seq: to, from, created, account: m.account, monitors: [], units: 0 }));
+      bill.monitors.push(m);
+      bill.units += row - start;
+    }
+    starts[e] = row;
     const w: WindowMatches = {
       from,
       created,
-      nums: new Uint32Array(events),
-      starts: new Uint32Array(events + 1),
-      ords: new Uint32Array(kept),
-      labels: new Uint32Array(kept),
-      scores: new Float32Array(kept),
+      nums: nums.subarray(0, e),
+      starts: starts.subarray(0, e + 1),
+      ords: ords.subarray(0, row),
+      labels: labels.subarray(0, row),
+      scores: scores.subarray(0, row),
     };
-    const bills = new Map<string, WindowBill>();
-    let row = 0;
-    let e = -1;
-    let last = -1;
-    for (let i = 0; i < k; i++) {
-      if (!keep[i]) continue;
-      if (c.spec[i] !== last) {
-        last = c.spec[i];
-        const m = monitors[last];
-        w.nums[++e] = m.num;
-        w.starts[e] = row;
-        let bill = bills.get(m.account);
-        if (!bill) bills.set(m.account, (bill = { seq: to, from, created, account: m.account, monitors: [], units: 0 }));
-        bill.monitors.push(m);
-      }
-      w.ords[row] = c.ords[i];
-      w.labels[row] = c.labels[i];
-      w.scores[row++] = c.scores[i];
-      bills.get(monitors[last].account)!.units++;
-    }
-    w.starts[events] = row;
     return { window: w, bills };
   }
 

@@ -405,11 +405,14 @@ export class MonitorStore {
       if (refused !== null) this.bills.put(key, 'dropped');
       else this.bills.remove(key);
       for (const known of bill.monitors) {
+        // A paid stream monitor's event needs no write (a monitor's delivery never changes):
+        // no read of its record either, which a window of thousands would pay for each.
+        if (refused === null && known.webhookUrl === null) continue;
         const m = this.monitors.get(known.id);
         if (!m) continue;
         if (refused !== null) {
           if (m.status === 'active') this.monitors.put(m.id, { ...m, status: 'paused', pausedReason: refused, pausedSeq: bill.from });
-        } else if (m.webhookUrl !== null) {
+        } else {
           const id = eventId(m.id, bill.seq);
           this.delivery.put([m.id, bill.seq], 'pending');
           this.outbox.put([now, id], { event: id, monitor: m.id, seq: bill.seq, attempts: 0, firstDue: now });

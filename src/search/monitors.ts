@@ -48,6 +48,14 @@ export class MonitorSet {
     return this.#engine.scoreMonitors(this.#set, chunks);
   }
 
+  /**
+   * The same for the chunks the engine holds with labels in [from, to) (a window of the ingest
+   * sequence), read from its own rows: no vectors cross from JavaScript, none is quantised again.
+   */
+  async scoreLabels(from: number, to: number): Promise<MonitorMatches> {
+    return this.#engine.scoreMonitorLabels(this.#set, from, to);
+  }
+
   /** The raw int8 dots of the same tiles (no bounds, no rescoring): the benchmark's floor. */
   async rawDots(vectors: Float32Array): Promise<number> {
     return this.#engine.monitorDots(this.#set, { vectors });
