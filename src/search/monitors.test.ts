@@ -259,4 +259,74 @@ describe('monitors', () => {
     // Still answers afterwards.
     check(await set.score(batch), scores, floors, batch, 'after refusals');
   });
+
+  it("scores a window of the engine's own rows (scoreLabels) as it scores the same chunks handed in", async () => {
+    // The batch's rows appended in label order, in two appends with a seal between (a segment and the delta).
+    const byLabel = Array.from(batch.labels.keys()).sort((a, b) => batch.labels[a] - batch.labels[b]);
+    const sorted: MonitorChunks = {
+      vectors: concat(byLabel.map((i) => batch.rows[i])),
+      ords: Float64Array.from(byLabel, (i) => batch.ords[i]),
+      labels: Float64Array.from(byLabel, (i) => batch.labels[i]),
+    };
+    const rowsOf = (a: number, b: number) => ({
+      labels: sorted.labels.slice(a, b),
+      ords: sorted.ords.slice(a, b),
+      times: new Float64Array(b - a).fill(1_700_000_000),
+      sources: new Uint32Array(b - a).fill(1),
+      first: new Uint8Array(b - a).fill(1),
+      vectors: sorted.vectors.slice(a * DIMS, b * DIMS),
+    });
+    const n = sorted.labels.length;
+    const own = new SearchEngine(fs.mkdtempSync(path.join(dir, 'own-')), { lists: 0, indexMinRows: 1 << 20, threads: 2, passes: 1, topkBatches: 1 });
+    try {
+      own.append(rowsOf(0, 40));
+      await own.seal();
+      own.append(rowsOf(40, n));
+      const set = await own.prepareMonitors(vectors, floors);
+      const scoresByLabel = scores.map((s) => byLabel.map((i) => s[i]));
+      const lo = sorted.labels[0];
+      // The whole sequence, then a window cut inside revisions and across the segment's edge.
+      for (const [a, b] of [
+        [0, n],
+        [17, n - 9],
+      ]) {
+        const window = { vectors: sorted.vectors.slice(a * DIMS, b * DIMS), ords: sorted.ords.slice(a, b), labels: sorted.labels.slice(a, b) };
+        const got = await set.scoreLabels(sorted.labels[a], b === n ? sorted.labels[n - 1] + 1 : sorted.labels[b]);
+        check(
+          got,
+          scoresByLabel.map((s) => s.slice(a, b)),
+          floors,
+          window,
+          `labels [${a}, ${b})`,
+        );
+        const want = await set.score(window);
+        expect(Array.from(got.monitor)).toEqual(Array.from(want.monitor));
+        expect(Array.from(got.ord)).toEqual(Array.from(want.ord));
+        expect(Array.from(got.label)).toEqual(Array.from(want.label));
+        expect(Array.from(got.score)).toEqual(Array.from(want.score));
+      }
+      expect((await set.scoreLabels(sorted.labels[n - 1] + 1, sorted.labels[n - 1] + 50)).monitor.length, 'labels not held').toBe(0);
+      expect((await set.scoreLabels(lo + 5, lo)).monitor.length, 'an empty range').toBe(0);
+      await expect(set.scoreLabels(-1, 3)).rejects.toThrow(RangeError);
+      await expect(set.scoreLabels('0' as never, 3)).rejects.toThrow(TypeError);
+    } finally {
+      own.close();
+    }
+  });
+
+  it("runs on the addon's background threads, at nice 19 (Linux)", async () => {
+    await (await engine.prepareMonitors(vectors, floors)).score(batch);
+    const tasks = fs.existsSync('/proc/self/task') ? fs.readdirSync('/proc/self/task') : [];
+    if (tasks.length === 0) return;
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the nice value (after the parenthesised name).
+    const nice = tasks.map((t) => {
+      try {
+        const stat = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      } catch {
+        return Number.NaN;
+      }
+    });
+    expect(nice.filter((x) => x === 19).length, `nice values of this process's threads: ${nice.join(' ')}`).toBeGreaterThanOrEqual(1);
+  });
 });
