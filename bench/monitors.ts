@@ -119,7 +119,7 @@ function monitors(rng: Rng, m: ReturnType<typeof model>, count: number) {
 }
 
 /** A JSONL batch of articles about `n` chunks long, in the import format. */
-function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number, b: number): string {
+function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number, b: number): { file: string; vectors: Float32Array } {
   const { vectors } = newChunks(rng, m, n);
   const lines: string[] = [];
   for (let row = 0, a = 0; row < n; a++) {
@@ -140,7 +140,7 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
   }
   const file = path.join(dir, `batch-${b}.jsonl`);
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
-  return file;
+  return { file, vectors };
 }
 
 /**
@@ -152,14 +152,17 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
  * rounds also report when the pump had caught up with it.
  * Then the delivery time alone: BENCH_DELIVERY_BATCHES more imports, each left to its pump with
  * nothing else running (a pause before each import lets the last one's leftovers finish), the
- * pump's own time per window: chunks in, paid deliverable events out.
+ * pump's own time per window (chunks in, paid deliverable events out), against the raw dots of
+ * each window's own chunks timed right after its pump (`raw_ms`, `ratio`) and against the best
+ * raw run of the kernel section (`ratio_to_best_raw`).
  */
 async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number, rawMs: number): Promise<void> {
   const batches = envInt('BENCH_INGEST_BATCHES', 10);
   const alone = envInt('BENCH_DELIVERY_BATCHES', 5);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-ingest-'));
   try {
-    const files = Array.from({ length: 2 * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
+    const made = Array.from({ length: 2 * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
+    const files = made.map((x) => x.file);
     const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
     const [off, on] = [await open('off'), await open('on')];
     const m = mon.floors.length;
@@ -216,22 +219,31 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
 
     // The pump alone: each import's window matched with nothing else running.
     const before = { ...on.monitors.stats };
-    for (const file of files.slice(2 * batches)) {
+    // The baseline in place: the raw dots of each window's own chunks against the same monitors
+    // (a set prepared like the pump's), timed right after its pump, on the same threads.
+    const probe = await on.engine.prepareMonitors(mon.vectors, mon.floors);
+    let rawInPlace = 0;
+    for (const { file, vectors } of made.slice(2 * batches)) {
       // A pause first: what the last import left running (its garbage collection, LMDB's flush)
       // goes ahead of the pump's threads (nice 19), and would be measured as the pump's.
       await new Promise((resolve) => setTimeout(resolve, 250));
       await on.importFile(file);
       await on.monitors.pump();
+      const t1 = performance.now();
+      await probe.rawDots(vectors);
+      rawInPlace += performance.now() - t1;
     }
     const a = on.monitors.stats;
     const d = (k: keyof typeof a) => a[k] - before[k];
     const perBatch = d('ms') / alone;
+    const rawHere = rawInPlace / alone;
     console.log(
       `delivery alone, ${alone} windows: ${perBatch.toFixed(1)} ms a window of ${n} chunks (scoring ${(d('scoreMs') / alone).toFixed(1)}, writing ${(d('writeMs') / alone).toFixed(1)}, ` +
-        `charging and settling ${(d('chargeMs') / alone).toFixed(1)}); ${d('events')} events, ${d('matches')} matches`,
+        `charging and settling ${(d('chargeMs') / alone).toFixed(1)}); ${d('events')} events, ${d('matches')} matches; the raw dots of the same windows ${rawHere.toFixed(1)} ms`,
     );
     console.log(
-      `monitors_delivery: m=${m} n=${n} pump_ms_per_batch=${perBatch.toFixed(1)} raw_ms=${rawMs.toFixed(1)} ratio=${(rawMs / perBatch).toFixed(2)} matches_per_s=${((d('matches') / d('ms')) * 1000).toFixed(0)}`,
+      `monitors_delivery: m=${m} n=${n} pump_ms_per_batch=${perBatch.toFixed(1)} raw_ms=${rawHere.toFixed(1)} ratio=${(rawHere / perBatch).toFixed(2)} ` +
+        `ratio_to_best_raw=${(rawMs / perBatch).toFixed(2)} matches_per_s=${((d('matches') / d('ms')) * 1000).toFixed(0)}`,
     );
     await off.close();
     await on.close();

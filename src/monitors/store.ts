@@ -348,7 +348,10 @@ export class MonitorStore {
    */
   commitWindow(seq: number, w: WindowMatches, accounts: Iterable<string>): Promise<boolean> {
     const settled = this.#unwritten.splice(0);
-    const done = this.root.transaction(() => {
+    // Committed here, not queued to wait for the disk's flush: the window's debit is committed
+    // after it in the same environment, and LMDB flushes commits in order, so the debit is never
+    // durable without its window (and a window lost with its debit is matched again).
+    const done = this.root.transactionSync(() => {
       // Outcomes settled since the last write ride along (see settle).
       this.#writeSettled(settled, 0);
       if (w.nums.length > 0) {
@@ -358,7 +361,7 @@ export class MonitorStore {
       this.#meta.put('through', seq);
       return true;
     });
-    return this.#forget(settled, done);
+    return this.#forget(settled, Promise.resolve(done));
   }
 
   /** Once `written` has committed, LMDB answers for its outcomes: this process stops holding them. */
