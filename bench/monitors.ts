@@ -146,10 +146,10 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
 /**
  * Ingest with and without monitors, through the product: the "on" store holds `m` stream
  * monitors of one account (created with POST /v1/monitors' core), so each import there is also
- * matched, written and charged (Monitors.pump), behind the import. Two rounds of
- * BENCH_INGEST_BATCHES imports into each store, "off" first then "on" first, so the machine's
- * drift falls on both; each round's time runs until its last import returns, and the "on"
- * rounds also report when the pump had caught up with it.
+ * matched, written and charged (Monitors.pump), behind the import. BENCH_INGEST_ROUNDS (4) pairs
+ * of rounds of BENCH_INGEST_BATCHES (5) imports, the same files into each store, "off" first then
+ * "on" first by turns, so the machine's drift falls on both; each round's time runs until its
+ * last import returns, and the "on" rounds also report when the pump had caught up with it.
  * Then the delivery time alone: BENCH_DELIVERY_BATCHES more imports, each left to its pump with
  * nothing else running (a pause before each import lets the last one's leftovers finish), the
  * pump's own time per window (chunks in, paid deliverable events out), against the raw dots of
@@ -157,11 +157,12 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
  * raw run of the kernel section (`ratio_to_best_raw`).
  */
 async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: Float32Array; floors: Float32Array }, n: number, rawMs: number): Promise<void> {
-  const batches = envInt('BENCH_INGEST_BATCHES', 10);
+  const batches = envInt('BENCH_INGEST_BATCHES', 5);
+  const pairs = envInt('BENCH_INGEST_ROUNDS', 4);
   const alone = envInt('BENCH_DELIVERY_BATCHES', 5);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-bench-monitors-ingest-'));
   try {
-    const made = Array.from({ length: 2 * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
+    const made = Array.from({ length: pairs * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
     const files = made.map((x) => x.file);
     const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
     const [off, on] = [await open('off'), await open('on')];
@@ -191,25 +192,40 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     // Ingest time: until the last import has returned (its revisions searchable); matching
     // runs behind, and the time until it has caught up is reported beside it (the lag).
     const importAll = async (svc: typeof on, list: string[]): Promise<{ ingest: number; caughtUp: number }> => {
+      // From a quiet machine: the last round's leftovers (LMDB's flush, garbage collection)
+      // would otherwise fall on this one (the second of a pair ran ~15% slower either way).
+      await new Promise((resolve) => setTimeout(resolve, 500));
       const t0 = performance.now();
       for (const file of list) await svc.importFile(file);
       const ingest = performance.now() - t0;
       await svc.monitors.pump();
       return { ingest, caughtUp: performance.now() - t0 - ingest };
     };
-    const first = files.slice(0, batches);
-    const second = files.slice(batches, 2 * batches);
-    const rounds = [await importAll(off, first), await importAll(on, first), await importAll(on, second), await importAll(off, second)];
-    const tOff = rounds[0].ingest + rounds[3].ingest;
-    const tOn = rounds[1].ingest + rounds[2].ingest;
-    const lag = Math.max(rounds[1].caughtUp, rounds[2].caughtUp);
-    const withLag = tOn + rounds[1].caughtUp + rounds[2].caughtUp;
+    // Pairs of rounds on the same files, the order alternating, so the machine's drift falls on both.
+    let tOff = 0;
+    let tOn = 0;
+    let lag = 0;
+    let lagSum = 0;
+    const perPair: string[] = [];
+    for (let p = 0; p < pairs; p++) {
+      const list = files.slice(p * batches, (p + 1) * batches);
+      const offFirst = p % 2 === 0;
+      const first = await importAll(offFirst ? off : on, list);
+      const second = await importAll(offFirst ? on : off, list);
+      const [a, b] = offFirst ? [first, second] : [second, first];
+      tOff += a.ingest;
+      tOn += b.ingest;
+      lag = Math.max(lag, b.caughtUp);
+      lagSum += b.caughtUp;
+      perPair.push(((b.ingest / a.ingest - 1) * 100).toFixed(1));
+    }
+    const withLag = tOn + lagSum;
     const chunks = on.store.nextLabel();
     const st = { ...on.monitors.stats };
     const rate = (ms: number) => (chunks / ms) * 1000;
     console.log(
-      `ingest of ${chunks} chunks in ${2 * batches} imports: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
-        `(${st.windows} windows, ${st.events} events, ${st.matches} matches); matching caught up ${lag.toFixed(0)} ms after a round's last import at most ` +
+      `ingest of ${chunks} chunks in ${pairs} rounds of ${batches} imports into each store: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
+        `(${st.windows} windows, ${st.events} events, ${st.matches} matches; slowdown by round ${perPair.join(', ')} %); matching caught up ${lag.toFixed(0)} ms after a round's last import at most ` +
         `(${rate(withLag).toFixed(0)} chunks/s counting until then)`,
     );
     console.log(
@@ -223,7 +239,7 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     // (a set prepared like the pump's), timed right after its pump, on the same threads.
     const probe = await on.engine.prepareMonitors(mon.vectors, mon.floors);
     let rawInPlace = 0;
-    for (const { file, vectors } of made.slice(2 * batches)) {
+    for (const { file, vectors } of made.slice(pairs * batches)) {
       // A pause first: what the last import left running (its garbage collection, LMDB's flush)
       // goes ahead of the pump's threads (nice 19), and would be measured as the pump's.
       await new Promise((resolve) => setTimeout(resolve, 250));
