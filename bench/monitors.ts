@@ -150,6 +150,9 @@ function batchFile(dir: string, rng: Rng, m: ReturnType<typeof model>, n: number
  * of rounds of BENCH_INGEST_BATCHES (5) imports, the same files into each store, "off" first then
  * "on" first by turns, so the machine's drift falls on both; each round's time runs until its
  * last import returns, and the "on" rounds also report when the pump had caught up with it.
+ * Each import after a round's first runs beside the matching of the one before, as in steady
+ * ingest: its time with monitors over the same file's without gives a paired ratio by file,
+ * whose median (`median_paired_slowdown_pct`) a noisy machine moves less than the sums.
  * Then the delivery time alone: BENCH_DELIVERY_BATCHES more imports, each left to its pump with
  * nothing else running (a pause before each import lets the last one's leftovers finish), the
  * pump's own time per window (chunks in, paid deliverable events out), against the raw dots of
@@ -191,15 +194,20 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
 
     // Ingest time: until the last import has returned (its revisions searchable); matching
     // runs behind, and the time until it has caught up is reported beside it (the lag).
-    const importAll = async (svc: typeof on, list: string[]): Promise<{ ingest: number; caughtUp: number }> => {
+    const importAll = async (svc: typeof on, list: string[]): Promise<{ ingest: number; each: number[]; caughtUp: number }> => {
       // From a quiet machine: the last round's leftovers (LMDB's flush, garbage collection)
       // would otherwise fall on this one (the second of a pair ran ~15% slower either way).
       await new Promise((resolve) => setTimeout(resolve, 500));
       const t0 = performance.now();
-      for (const file of list) await svc.importFile(file);
+      const each: number[] = [];
+      for (const file of list) {
+        const t = performance.now();
+        await svc.importFile(file);
+        each.push(performance.now() - t);
+      }
       const ingest = performance.now() - t0;
       await svc.monitors.pump();
-      return { ingest, caughtUp: performance.now() - t0 - ingest };
+      return { ingest, each, caughtUp: performance.now() - t0 - ingest };
     };
     // Pairs of rounds on the same files, the order alternating, so the machine's drift falls on both.
     let tOff = 0;
@@ -207,6 +215,9 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     let lag = 0;
     let lagSum = 0;
     const perPair: string[] = [];
+    // Each import after a round's first runs beside the matching of the one before (the steady
+    // state): its time with monitors over the same file's without, by file.
+    const paired: number[] = [];
     for (let p = 0; p < pairs; p++) {
       const list = files.slice(p * batches, (p + 1) * batches);
       const offFirst = p % 2 === 0;
@@ -218,6 +229,7 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
       lag = Math.max(lag, b.caughtUp);
       lagSum += b.caughtUp;
       perPair.push(((b.ingest / a.ingest - 1) * 100).toFixed(1));
+      for (let i = 1; i < list.length; i++) paired.push(b.each[i] / a.each[i]);
     }
     const withLag = tOn + lagSum;
     const chunks = on.store.nextLabel();
@@ -225,12 +237,14 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     const rate = (ms: number) => (chunks / ms) * 1000;
     console.log(
       `ingest of ${chunks} chunks in ${pairs} rounds of ${batches} imports into each store: ${rate(tOff).toFixed(0)} chunks/s without monitors, ${rate(tOn).toFixed(0)} with ${m} ` +
-        `(${st.windows} windows, ${st.events} events, ${st.matches} matches; slowdown by round ${perPair.join(', ')} %); matching caught up ${lag.toFixed(0)} ms after a round's last import at most ` +
+        `(${st.windows} windows, ${st.events} events, ${st.matches} matches; slowdown by round ${perPair.join(', ')} %; ` +
+        `an import beside the matching of the one before, with monitors over without, by file: median ${median(paired).toFixed(3)}, quartiles ${quantile(paired, 0.25).toFixed(3)}–${quantile(paired, 0.75).toFixed(3)}); ` +
+        `matching caught up ${lag.toFixed(0)} ms after a round's last import at most ` +
         `(${rate(withLag).toFixed(0)} chunks/s counting until then)`,
     );
     console.log(
       `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} ` +
-        `caught_up_ms=${lag.toFixed(0)} slowdown_to_caught_up_pct=${((withLag / tOff - 1) * 100).toFixed(1)} matches=${st.matches}`,
+        `median_paired_slowdown_pct=${((median(paired) - 1) * 100).toFixed(1)} caught_up_ms=${lag.toFixed(0)} slowdown_to_caught_up_pct=${((withLag / tOff - 1) * 100).toFixed(1)} matches=${st.matches}`,
     );
 
     // The pump alone: each import's window matched with nothing else running.
@@ -268,7 +282,8 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+const median = (xs: number[]) => quantile(xs, 0.5);
 
 async function main(): Promise<void> {
   const m = envInt('BENCH_MONITORS', 10_000);

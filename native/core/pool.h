@@ -34,9 +34,10 @@ class Pool {
   // Standing work behind ingest (monitors.h): one worker per core at nice 19, the caller
   // waiting. It takes the cores ingest and queries leave idle, and beside them only a small
   // share (the scheduler weighs nice 19 at 1.5% of the event loop's nice 0 and 4% of the
-  // engine's nice-5 threads): a busy box delays monitors' events, never its ingest or queries,
-  // and a saturated one still moves them on. Nice 10 cost ingest 12-25% at 10,000 monitors
-  // (bench:monitors, on 2 cores).
+  // engine's nice-5 threads): a busy box delays monitors' events rather than its ingest or
+  // queries, and a saturated one still moves them on. Priority shares the cores, not the memory
+  // system: on 2 cores an import beside 10,000 monitors' kernel still ran ~20-25% slower with
+  // nice 19, SCHED_IDLE or one worker alike (bench:monitors).
   static Pool& background();
 
  private:
