@@ -185,7 +185,22 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     checkWebhook: (url, secret) => checkWebhookUrl(webhookClient, url, secret, clock()),
     onResume: () => webhooks.kick(),
   });
-  await monitors.open();
+  try {
+    await monitors.open();
+  } catch (e) {
+    // What opened so far, closed as close() below does: a failed open holds no lock or thread.
+    await webhookClient.close();
+    await live.close();
+    await parsers.close();
+    news.close();
+    await keyword.close();
+    await embedder?.close();
+    await maintenance.close();
+    engine.close();
+    await billing.close();
+    await store.close();
+    throw e;
+  }
   const webhooks = new WebhookDeliverer({
     store: monitorStore,
     feed: monitorFeed,

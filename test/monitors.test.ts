@@ -5,14 +5,18 @@
  * and nothing else (outside the 1e-4 score edge the scan promises). Then credits, plan limits,
  * ownership, bad input, and an event a crash left unpaid.
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MonitorEvent, NewEvent } from '../src/monitors/index.js';
+import { loadConfig } from '../src/config.js';
+import { MonitorStore, type MonitorEvent, type NewEvent } from '../src/monitors/index.js';
+import { openService } from '../src/service.js';
+import { Store } from '../src/store/index.js';
 import { dot, generateCorpus, randUnit, revisionLine, writeLines, type ArticleRec, type Corpus, type RevisionRec } from './helpers/corpus.js';
 import { EDGE, makeQuery, oracle, pickMinScore, rowKey, vec, type Filters } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { commitEvents } from './helpers/monitors.js';
-import { expectError, startHarness, type Harness } from './helpers/service.js';
+import { expectError, makeTempDir, startHarness, type Harness } from './helpers/service.js';
 
 let h: Harness;
 const rng = new Rng(5150);
@@ -319,5 +323,33 @@ describe('monitors', () => {
     ]);
     expect(h.service.billing.balance(account)).toBe(balance - 2);
     expect(h.service.monitorStore.unpaidBills()).toEqual([]);
+  });
+});
+
+describe('a start that fails while monitors open', () => {
+  it('closes what it had opened, so the next start in the same process succeeds', async () => {
+    const dir = makeTempDir();
+    const config = loadConfig({ DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'silent' });
+    try {
+      await (await openService(config)).close();
+      // A window record that cannot be read, with an unpaid bill: recovery reads it at start.
+      const edit = async (f: (m: MonitorStore) => Promise<unknown>) => {
+        const store = new Store(join(dir, 'data', 'lmdb'));
+        await f(new MonitorStore(store));
+        await store.close();
+      };
+      await edit(async (m) => {
+        await m.windows.put(7, Buffer.from([1, 2, 3]));
+        await m.bills.put([7, 'acct_x'], 'unpaid');
+      });
+      await expect(openService(config)).rejects.toThrow();
+      await edit((m) => m.bills.remove([7, 'acct_x']));
+      // The failed start released the engine's directory lock and LMDB: this one opens.
+      const svc = await openService(config);
+      expect(svc.monitorStore.unpaidBills()).toEqual([]);
+      await svc.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
