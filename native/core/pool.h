@@ -36,8 +36,8 @@ class Pool {
   // share (the scheduler weighs nice 19 at 1.5% of the event loop's nice 0 and 4% of the
   // engine's nice-5 threads): a busy box delays monitors' events rather than its ingest or
   // queries, and a saturated one still moves them on. Priority shares the cores, not the memory
-  // system: on 2 cores an import beside 10,000 monitors' kernel still ran ~20-25% slower with
-  // nice 19, SCHED_IDLE or one worker alike (bench:monitors).
+  // system: on 2 cores an import beside 10,000 monitors' kernel still ran slower with nice 19,
+  // SCHED_IDLE or one worker alike (bench:monitors).
   static Pool& background();
 
  private:
