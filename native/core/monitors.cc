@@ -62,22 +62,31 @@ Batch prepare_batch(const float* vec, size_t n, bool f16, Pool& pool) {
 // are unit (RowInput), as its scan's bound assumes.
 Batch gather_batch(const Engine& e, uint64_t from, uint64_t to) {
   Batch b;
-  size_t most = to > from ? (size_t)(to - from) : 0;
-  b.code.assign((most + 3) / 4 * 4 * kDims, 0);
-  b.scale.assign((most + 3) / 4 * 4, 0.0f);
-  b.f16.resize(most * kDims);
-  b.ids.resize(2 * most);
+  // Sized by the rows found, not by the span asked for (labels may be sparse, or far past the
+  // engine's last): grown by doubling as the visit goes.
+  std::vector<uint64_t> ord, label;
   size_t n = 0;
   e.visit_labels(from, to, [&](const Cols& c, size_t r) {
+    if (n == ord.size()) {
+      size_t cap = std::max<size_t>(64, 2 * n);
+      b.code.resize(cap * kDims), b.f16.resize(cap * kDims), b.scale.resize(cap), ord.resize(cap), label.resize(cap);
+    }
     std::memcpy(b.code.data() + n * kDims, c.i8 + r * kDims, kDims);
     std::memcpy(b.f16.data() + n * kDims, c.f16 + r * kDims, kDims * sizeof(uint16_t));
     b.scale[n] = c.scale[r];
-    b.ids[n] = c.ord[r];
-    b.ids[most + n] = c.label[r];
+    ord[n] = c.ord[r];
+    label[n] = c.label[r];
     n++;
   });
   b.n = n, b.np = (n + 3) / 4 * 4;
-  b.ord = b.ids.data(), b.label = b.ids.data() + most;
+  // Padding rows: zero codes and scale (their candidates are dropped).
+  b.code.resize(b.np * kDims), b.f16.resize(n * kDims), b.scale.resize(b.np);
+  std::fill(b.code.begin() + n * kDims, b.code.end(), 0);
+  std::fill(b.scale.begin() + n, b.scale.end(), 0.0f);
+  ord.resize(n), label.resize(n);
+  b.ids = std::move(ord);
+  b.ids.insert(b.ids.end(), label.begin(), label.end());
+  b.ord = b.ids.data(), b.label = b.ids.data() + n;
   b.nmax = 1.0;
   return b;
 }

@@ -306,6 +306,9 @@ describe('monitors', () => {
         expect(Array.from(got.score)).toEqual(Array.from(want.score));
       }
       expect((await set.scoreLabels(sorted.labels[n - 1] + 1, sorted.labels[n - 1] + 50)).monitor.length, 'labels not held').toBe(0);
+      // A span far wider than the rows it holds costs the rows, not the span.
+      const whole = await set.scoreLabels(lo, sorted.labels[n - 1] + 1);
+      expect(Array.from((await set.scoreLabels(0, 2 ** 52)).ord)).toEqual(Array.from(whole.ord));
       expect((await set.scoreLabels(lo + 5, lo)).monitor.length, 'an empty range').toBe(0);
       await expect(set.scoreLabels(-1, 3)).rejects.toThrow(RangeError);
       await expect(set.scoreLabels('0' as never, 3)).rejects.toThrow(TypeError);
