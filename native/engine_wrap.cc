@@ -431,8 +431,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return c;
   }
 
-  // Monitors' work runs on the background pool (pool.h): behind ingest and queries, never in
-  // their way.
+  // Monitors' work runs on the background pool (pool.h), at low priority behind ingest and
+  // queries.
 
   // prepareMonitors({vectors: Float32Array (m * 1024), floors: Float32Array (m)}) → Promise<MonitorSet>:
   // the standing queries quantised once.
