@@ -185,10 +185,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     checkWebhook: (url, secret) => checkWebhookUrl(webhookClient, url, secret, clock()),
     onResume: () => webhooks.kick(),
   });
-  try {
-    await monitors.open();
-  } catch (e) {
-    // What opened so far, closed as close() below does: a failed open holds no lock or thread.
+  // What close() closes after matching and delivery have stopped, in order. close() also saves
+  // the catalog for a fast next start; a start that failed need not.
+  const closeParts = async (saveCatalog: boolean) => {
     await webhookClient.close();
     await live.close();
     await parsers.close();
@@ -196,9 +195,19 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     await keyword.close();
     await embedder?.close();
     await maintenance.close();
+    if (saveCatalog) {
+      catalog.catchUp(store);
+      catalog.save(catalogFile, store);
+    }
     engine.close();
     await billing.close();
     await store.close();
+  };
+  try {
+    await monitors.open();
+  } catch (e) {
+    // A failed start holds no lock or thread.
+    await closeParts(false);
     throw e;
   }
   const webhooks = new WebhookDeliverer({
@@ -286,19 +295,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       closed = true;
       if (background) clearInterval(background);
       await webhooks.stop();
-      await webhookClient.close();
+      // The pump finishes before the store goes.
       await monitors.close();
-      await live.close();
-      await parsers.close();
-      news.close();
-      await keyword.close();
-      await embedder?.close();
-      await maintenance.close();
-      catalog.catchUp(store);
-      catalog.save(catalogFile, store);
-      engine.close();
-      await billing.close();
-      await store.close();
+      await closeParts(true);
     },
   };
 }
