@@ -32,7 +32,7 @@ struct Batch {
   const uint64_t* ord = nullptr;
   const uint64_t* label = nullptr;
   double nmax = 0;             // the largest row norm (1 for unit rows)
-  std::vector<uint64_t> ids;   // ord and label's storage when the batch owns them (gathered)
+  std::vector<uint64_t> own_ord, own_label;  // ord and label's storage when the batch owns them (gathered)
 };
 
 Batch prepare_batch(const float* vec, size_t n, bool f16, Pool& pool) {
@@ -64,7 +64,8 @@ Batch gather_batch(const Engine& e, uint64_t from, uint64_t to) {
   Batch b;
   // Sized by the rows found, not by the span asked for (labels may be sparse, or far past the
   // engine's last): grown by doubling as the visit goes.
-  std::vector<uint64_t> ord, label;
+  std::vector<uint64_t>& ord = b.own_ord;
+  std::vector<uint64_t>& label = b.own_label;
   size_t n = 0;
   e.visit_labels(from, to, [&](const Cols& c, size_t r) {
     if (n == ord.size()) {
@@ -84,9 +85,7 @@ Batch gather_batch(const Engine& e, uint64_t from, uint64_t to) {
   std::fill(b.code.begin() + n * kDims, b.code.end(), 0);
   std::fill(b.scale.begin() + n, b.scale.end(), 0.0f);
   ord.resize(n), label.resize(n);
-  b.ids = std::move(ord);
-  b.ids.insert(b.ids.end(), label.begin(), label.end());
-  b.ord = b.ids.data(), b.label = b.ids.data() + n;
+  b.ord = ord.data(), b.label = label.data();
   b.nmax = 1.0;
   return b;
 }

@@ -59,9 +59,8 @@ export async function searchNews(deps: NewsDeps, p: NewsQuery): Promise<NewsResp
   if (include && exclude) throw new AppError('bad_parameter', 'sources and exclude_sources are mutually exclusive');
   const query = parseQuery(q);
 
-  let sources = deps.store.listSources();
   const allowed = resolveSources(
-    sources,
+    deps.store.listSources(),
     include,
     exclude,
     () => deps.outletNames?.() ?? new Set(),
@@ -88,11 +87,8 @@ export async function searchNews(deps: NewsDeps, p: NewsQuery): Promise<NewsResp
   const hits = await deps.news.query({ match: query.match, since, until, includeEdits, sources: allowed }, sort, limit + 1, after);
   const shown = hits.slice(0, limit);
   // The index may hold rows committed after this request's LMDB snapshot was taken.
-  if (shown.some((h) => h.ord >= deps.store.nextOrd())) {
-    deps.store.refresh();
-    sources = deps.store.listSources();
-  }
-  const names = new Map(sources.map((s) => [s.id, s.name]));
+  if (shown.some((h) => h.ord >= deps.store.nextOrd())) deps.store.refresh();
+  const names = deps.store.sourceNames();
   const matches = termMatcher(query);
   const results = shown.map((h): NewsResult => {
     const rev = deps.store.revisions.get(h.ord)!;

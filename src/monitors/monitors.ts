@@ -309,9 +309,11 @@ export class Monitors {
 
   /** Source filters name sources; a source first seen since is in or out of an exclude list by name. */
   #resolveSources(): void {
+    // Counted from the store's cached names (one read a window), listed only when one was added.
+    const count = this.deps.store.sourceNames().size;
+    if (count === this.#sourceCount) return;
+    this.#sourceCount = count;
     const sources = this.deps.store.listSources();
-    if (sources.length === this.#sourceCount) return;
-    this.#sourceCount = sources.length;
     const none = () => new Set<string>();
     for (const [i, spec] of this.#specs.entries()) {
       const m = this.#bySpec[i];

@@ -252,8 +252,6 @@ export class MonitorStore {
   readonly outbox: Database<OutboxEntry, [number, string]>;
   readonly attempts: Database<DeliveryAttempt, [string, number, number]>;
   readonly #meta: Database<number, string>;
-  /** Names of sources by id, as of the count of sources it was read at. */
-  #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
   /** Bills settled in this process, until the transaction that writes them (settle). */
   readonly #settled = new Map<string, 'paid' | 'dropped'>();
   #unwritten: { bill: WindowBill; refused: string | null }[] = [];
@@ -351,7 +349,7 @@ export class MonitorStore {
     // Committed here, not queued to wait for the disk's flush: the window's debit is committed
     // after it in the same environment, and LMDB flushes commits in order, so the debit is never
     // durable without its window (and a window lost with its debit is matched again).
-    const done = this.root.transactionSync(() => {
+    this.root.transactionSync(() => {
       // Outcomes settled since the last write ride along (see settle).
       this.#writeSettled(settled, 0);
       if (w.nums.length > 0) {
@@ -359,16 +357,15 @@ export class MonitorStore {
         for (const account of accounts) this.bills.put([seq, account], 'unpaid');
       }
       this.#meta.put('through', seq);
-      return true;
     });
-    return this.#forget(settled, Promise.resolve(done));
+    // Committed: LMDB answers for those outcomes now.
+    this.#forgetSettled(settled);
+    return Promise.resolve(true);
   }
 
-  /** Once `written` has committed, LMDB answers for its outcomes: this process stops holding them. */
-  async #forget(settled: { bill: WindowBill }[], written: Promise<boolean>): Promise<boolean> {
-    const ok = await written;
+  /** Outcomes whose transaction has committed: LMDB answers for them, this process stops holding them. */
+  #forgetSettled(settled: { bill: WindowBill }[]): void {
     for (const { bill } of settled) this.#settled.delete(billKey(bill.seq, bill.account));
-    return ok;
   }
 
   /**
@@ -391,13 +388,15 @@ export class MonitorStore {
   flushSettled(now: number): Promise<boolean> {
     const settled = this.#unwritten.splice(0);
     if (settled.length === 0) return Promise.resolve(true);
-    return this.#forget(
-      settled,
-      this.root.transaction(() => {
+    return this.root
+      .transaction(() => {
         this.#writeSettled(settled, now);
         return true;
-      }),
-    );
+      })
+      .then((ok) => {
+        this.#forgetSettled(settled);
+        return ok;
+      });
   }
 
   /** Inside a transaction: settled outcomes as bills, pauses and outbox entries. */
@@ -467,14 +466,13 @@ export class MonitorStore {
   #event(m: MonitorRecord, seq: number, w: WindowMatches): MonitorEvent | undefined {
     const at = findNum(w, m.num);
     if (at < 0) return undefined;
-    const sources = this.store.listSources();
-    if (sources.length !== this.#names.count) this.#names = { count: sources.length, byId: new Map(sources.map((x) => [x.id, x.name])) };
+    const names = this.store.sourceNames();
     const rows: { t: number; item: MonitorItem }[] = [];
     for (let i = w.starts[at]; i < w.starts[at + 1]; i++) {
       const rev = this.store.revisions.get(w.ords[i])!;
       rows.push({
         t: rev.eventTime,
-        item: { ...articleFields(rev, this.#names.byId), score: w.scores[i], best_chunk: this.store.chunks.get(w.labels[i])!.text },
+        item: { ...articleFields(rev, names), score: w.scores[i], best_chunk: this.store.chunks.get(w.labels[i])!.text },
       });
     }
     // Newest first, as /v1/match pages (ties by id, descending).

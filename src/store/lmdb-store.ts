@@ -276,6 +276,18 @@ export class Store {
     return [...this.sources.getRange()].map((e) => e.value);
   }
 
+  /**
+   * Source names by id, as of this read's snapshot: read again only when a source was added
+   * (sources are never renamed or removed), so a response that reads its revisions right after
+   * names every source they name. The map is shared: callers only read it.
+   */
+  sourceNames(): Map<number, string> {
+    const count = this.meta.get('nextSourceId') ?? 0;
+    if (count !== this.#names.count) this.#names = { count, byId: new Map(this.listSources().map((x) => [x.id, x.name])) };
+    return this.#names.byId;
+  }
+  #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
+
   async close(): Promise<void> {
     await this.root.flushed;
     await this.root.close();
