@@ -102,7 +102,9 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   }
 
   await deps.catchUp();
-  const sourceFilter = resolveSources(deps.store.listSources(), req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);
+  // Read once per request: both the filter and the response need the names.
+  const sources = deps.store.listSources();
+  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
   const like: LikeQuery | undefined = req.like === undefined ? undefined : likeQuery(deps.store, req.like);
 
@@ -138,7 +140,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
 
   if (!hasQuery) {
     const rows = domain.labels ? arrivals(deps, domain, after, limit + 1) : chronological(deps, domain, after, limit + 1);
-    return page(deps, rows, limit, fp, seq, walk);
+    return page(deps, sources, rows, limit, fp, seq, walk);
   }
   // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
   const cacheKey = walk === undefined ? fp : `${fp}|${walk}`;
@@ -150,7 +152,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
       ? await topKAny(deps.search, like.vectors, limit, minScore, domain, like.exclude)
       : await deps.search.topK(query!, limit, minScore, domain);
     const rows = top.map((s) => row(deps.catalog, s));
-    return respond(deps, rows, order, seq);
+    return respond(deps, sources, rows, order, seq);
   }
   if (!all) {
     const found = like ? await rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : await deps.search.range(query!, minScore, domain);
@@ -161,7 +163,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   }
   const start = after === undefined ? 0 : firstAfter(all, after);
   const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
-  return page(deps, rows, limit, fp, seq, walk);
+  return page(deps, sources, rows, limit, fp, seq, walk);
 }
 
 /**
@@ -214,21 +216,22 @@ const before = (r: { t: number; id: string }, p: Position): boolean => r.t < p.t
 const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
 
 /** One page of a time-ordered walk: `rows` holds up to limit + 1 rows, the extra one proving there is more. */
-function page(deps: MatchDeps, rows: Row[], limit: number, fp: string, seq: number, walk: number | undefined): MatchResponse {
+function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: number, fp: string, seq: number, walk: number | undefined): MatchResponse {
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
-  const res = respond(deps, shown, 'time', seq);
+  const res = respond(deps, sources, shown, 'time', seq);
   res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id, ...(walk !== undefined && { seq: walk }) }, fp) : null;
   return res;
 }
 
-function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq: number): MatchResponse {
-  // Read with the revisions, not at the request's start: a catch-up while the search ran (the
-  // poller's, serve's timer) may have stored a revision of a source that is new since.
-  const names = deps.store.sourceNames();
+function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance', seq: number): MatchResponse {
+  let names = new Map(sources.map((s) => [s.id, s.name]));
   const items = rows.map((r): MatchItem => {
     const rev = deps.store.revisions.get(r.ord)!;
+    // A catch-up while the search ran (the poller's, serve's timer) may have brought a revision
+    // of a source first stored after this request read the names: read them again.
+    if (!names.has(rev.sourceId)) names = new Map(deps.store.listSources().map((s) => [s.id, s.name]));
     return {
       ...articleFields(rev, names),
       score: r.scored ? r.scored.score : null,
