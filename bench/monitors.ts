@@ -168,7 +168,10 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
   try {
     const made = Array.from({ length: pairs * batches + alone }, (_, b) => batchFile(root, rng, mod, n, b));
     const files = made.map((x) => x.file);
-    const open = (name: string) => openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn' }));
+    // MONITOR_YIELD_MS as the product reads it (0: matching beside the imports, as before it existed).
+    const yieldMs = process.env.MONITOR_YIELD_MS;
+    const open = (name: string) =>
+      openService(loadConfig({ DATA_DIR: path.join(root, name), LOG_LEVEL: 'warn', ...(yieldMs === undefined ? {} : { MONITOR_YIELD_MS: yieldMs }) }));
     const [off, on] = [await open('off'), await open('on')];
     const m = mon.floors.length;
     // Both stores hold the same monitors, so they differ in matching alone: the "off" store's are
@@ -197,7 +200,8 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     const t = performance.now();
     // The set is prepared once changes stop (Monitors' refresh), before any window comes.
     await on.monitors.pump();
-    console.log(`\ncreated ${m} monitors in ${created.toFixed(0)} ms; prepared them in ${(performance.now() - t).toFixed(0)} ms`);
+    console.log(`\nMONITOR_YIELD_MS=${on.config.monitorYieldMs}`);
+    console.log(`created ${m} monitors in ${created.toFixed(0)} ms; prepared them in ${(performance.now() - t).toFixed(0)} ms`);
     await setUp(off);
     // Paused as the product pauses a monitor (a refused bill): through its store, then the set rebuilt.
     const store = off.monitors.deps.monitors;
@@ -262,7 +266,7 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
         `(${rate(withLag).toFixed(0)} chunks/s counting until then)`,
     );
     console.log(
-      `monitors_ingest: m=${m} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} ` +
+      `monitors_ingest: m=${m} yield_ms=${on.config.monitorYieldMs} chunks=${chunks} without_chunks_per_s=${rate(tOff).toFixed(0)} with_chunks_per_s=${rate(tOn).toFixed(0)} slowdown_pct=${((tOn / tOff - 1) * 100).toFixed(1)} ` +
         `median_paired_slowdown_pct=${((median(paired) - 1) * 100).toFixed(1)} caught_up_ms=${lag.toFixed(0)} slowdown_to_caught_up_pct=${((withLag / tOff - 1) * 100).toFixed(1)} matches=${st.matches}`,
     );
 

@@ -448,6 +448,12 @@ export const settings = {
     parse: int(10, 600_000),
     doc: 'How often the server looks for revisions written by another process (`newsmatch import` beside it) to index them and match them against the monitors; its own writes are matched at once.',
   },
+  monitorYieldMs: {
+    env: 'MONITOR_YIELD_MS',
+    default: 2000,
+    parse: int(0, 600_000),
+    doc: "Matching waits while an import of this process is in flight (`newsmatch import` with no server on the data directory, `newsmatch demo`), for at most this long from the first window it holds back, so a burst of imports runs as fast as without monitors and its events come up to that much later. `0`: match beside imports. An import beside a running server is matched by the server's timer (`MONITOR_PUMP_MS`).",
+  },
   monitorRetryHours: {
     env: 'MONITOR_RETRY_HOURS',
     default: 24,

@@ -184,6 +184,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     outletNames,
     checkWebhook: (url, secret) => checkWebhookUrl(webhookClient, url, secret, clock()),
     onResume: () => webhooks.kick(),
+    yieldMs: config.monitorYieldMs,
   });
   // What close() closes after matching and delivery have stopped, in order. close() also saves
   // the catalog for a fast next start; a start that failed need not.
@@ -283,13 +284,18 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       background.unref();
     },
     async importFile(file, hooks = {}) {
-      const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
-      sync();
-      news.catchUp();
-      await maintenance.flush(hooks.onIndexProgress);
-      // Matched behind the import, not in its way: `monitors.pump()` resolves once caught up.
-      pumpMonitors();
-      return summary;
+      // Matched behind the import, not beside it (MONITOR_YIELD_MS): `monitors.pump()` resolves once caught up.
+      const release = monitors.hold();
+      try {
+        const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
+        sync();
+        news.catchUp();
+        await maintenance.flush(hooks.onIndexProgress);
+        return summary;
+      } finally {
+        release();
+        pumpMonitors();
+      }
     },
     async close() {
       closed = true;

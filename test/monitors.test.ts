@@ -353,3 +353,48 @@ describe('a start that fails while monitors open', () => {
     }
   });
 });
+
+describe('matching behind a burst of imports (MONITOR_YIELD_MS)', () => {
+  const importSome = async (harness: Harness, seed: number) => {
+    const file = join(harness.dir, `yield-${seed}.jsonl`);
+    writeLines(file, lines(generateCorpus({ seed, articles: 12 }).articles));
+    await harness.service.importFile(file);
+  };
+
+  it('waits while an import is in flight, then matches all of it', async () => {
+    const y = await startHarness({ corpus: null, env: { MONITOR_YIELD_MS: '600000' } });
+    try {
+      const start = y.service.monitorStore.through();
+      const release = y.service.monitors.hold();
+      await importSome(y, 71);
+      let caughtUp = false;
+      const pumped = y.service.monitors.pump().then(() => {
+        caughtUp = true;
+      });
+      // The import returned and kicked the pump, but another one is in flight: nothing is matched.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(caughtUp).toBe(false);
+      expect(y.service.monitorStore.through()).toBe(start);
+      release();
+      await pumped;
+      expect(y.service.monitorStore.through()).toBeGreaterThan(start ?? 0);
+      expect(y.service.monitorStore.through()).toBe(y.service.catalog.boundary(y.service.catalog.labels, y.service.store));
+    } finally {
+      await y.close();
+    }
+  });
+
+  it('waits at most MONITOR_YIELD_MS: imports that never stop are still matched', async () => {
+    const y = await startHarness({ corpus: null, env: { MONITOR_YIELD_MS: '20' } });
+    try {
+      const start = y.service.monitorStore.through() ?? 0;
+      y.service.monitors.hold();
+      await importSome(y, 72);
+      // Never released: the pump resolves once it has matched what is in reach anyway.
+      await y.service.monitors.pump();
+      expect(y.service.monitorStore.through()).toBeGreaterThan(start);
+    } finally {
+      await y.close();
+    }
+  });
+});

@@ -41,6 +41,8 @@ export interface MonitorsDeps {
   checkWebhook: (url: string, secret: string) => Promise<void>;
   /** A monitor resumed: its held webhook events may go now. */
   onResume?: () => void;
+  /** How long matching waits for imports in flight (MONITOR_YIELD_MS; 0: never). */
+  yieldMs?: number;
 }
 
 /** POST /v1/monitors, as the route's schema has validated it. */
@@ -89,6 +91,12 @@ export class Monitors {
   #again = false;
   #closed = false;
   #refreshTimer: NodeJS.Timeout | undefined;
+  /** Imports in flight (hold()): the pump waits for them, at most `yieldMs` a burst. */
+  #imports = 0;
+  /** When the pump began waiting for this burst of imports (reset once caught up). */
+  #yieldingSince: number | undefined;
+  /** Wakes a waiting pump: the last import ended, or the pump closes. */
+  #wake: (() => void) | undefined;
   /** What the pump has done in this process (bench:monitors, /metrics). */
   readonly stats = { windows: 0, events: 0, matches: 0, ms: 0, scoreMs: 0, writeMs: 0, chargeMs: 0 };
 
@@ -228,6 +236,22 @@ export class Monitors {
   }
 
   /**
+   * An import is in flight until the returned function is called. Matching waits for it, for at
+   * most `yieldMs` from the first window it held back, so a burst of imports runs at the rate it
+   * has without monitors (the pump's writes and its share of the cores and memory bandwidth come
+   * after it) and a steady stream of imports still gets matched, that much behind.
+   */
+  hold(): () => void {
+    this.#imports++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#imports === 0) this.#wake?.();
+    };
+  }
+
+  /**
    * Matches what became searchable since the last window, in windows of at most WINDOW labels;
    * one pump at a time (a call during one makes it go round once more). Resolves when caught up.
    */
@@ -252,6 +276,7 @@ export class Monitors {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#refreshTimer);
+    this.#wake?.();
     await this.#pumping?.catch(() => {});
     // Settled bills not yet written (a restart would find them in the ledger anyway).
     await this.deps.monitors.flushSettled(this.deps.clock());
@@ -271,8 +296,13 @@ export class Monitors {
       // Prepared before a window comes, so a new set's cost is not a window's.
       if (this.#dirty) await this.#refresh();
       const through = this.deps.monitors.through() ?? 0;
-      const to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
-      if (to <= through) return;
+      let to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
+      if (to <= through) {
+        this.#yieldingSince = undefined;
+        return;
+      }
+      if (await this.#yieldToImports()) continue;
+      to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
       this.#resolveSources();
       const t = performance.now();
       const columns = await this.#matcher.advanceColumns(through, to);
@@ -289,6 +319,31 @@ export class Monitors {
       this.stats.matches += window.ords.length;
       this.stats.ms += performance.now() - t;
     }
+  }
+
+  /**
+   * Waits while imports are in flight, within the burst's `yieldMs`; true when it waited (what is
+   * in reach may have grown). A turn of the event loop first: an import that starts as the last
+   * one returns (a loop of imports, the pump kicked by the first) takes its hold before this looks.
+   */
+  async #yieldToImports(): Promise<boolean> {
+    const limit = this.deps.yieldMs ?? 0;
+    if (limit <= 0) return false;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.#imports === 0 || this.#closed) return false;
+    const now = performance.now();
+    this.#yieldingSince ??= now;
+    const left = this.#yieldingSince + limit - now;
+    if (left <= 0) return false;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, left);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+    return true;
   }
 
   /** The matcher's set: every active monitor (prepared on the engine's threads). */
