@@ -38,6 +38,8 @@ async function arrive(count: number): Promise<string[]> {
   const file = join(h.dir, `stream-${n}.jsonl`);
   writeArrivals(file, urls, '2020-01-01T00:00:00Z', () => perturb(rng, topic, 0.2));
   await h.service.importFile(file);
+  // Each its own window: an import that followed at once would be matched with it (MONITOR_YIELD_MS).
+  await h.service.monitors.pump();
   return urls;
 }
 
