@@ -25,6 +25,9 @@
  * batch.
  *
  *   BENCH_MONITORS=10000 BENCH_CHUNKS=1000 BENCH_RUNS=5 npm run bench:monitors
+ *
+ * MONITOR_YIELD_MS is read as the product reads it (0: matching beside the imports); BENCH_AA=1
+ * pauses both stores' monitors, a control whose slowdown is the machine's noise.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -214,6 +217,21 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     );
     off.monitors.changed();
     await off.monitors.pump();
+    // BENCH_AA=1: the "on" store's monitors paused too, so both sides do the same work and the
+    // slowdown figures show this machine's noise floor (the same files, the same alternation).
+    if (process.env.BENCH_AA) {
+      const onStore = on.monitors.deps.monitors;
+      await Promise.all(
+        [...onStore.all()].map((r) =>
+          onStore.update(r.id, (x) => {
+            Object.assign(x, { status: 'paused', pausedReason: 'bench: A/A control', pausedSeq: 0 });
+          }),
+        ),
+      );
+      on.monitors.changed();
+      await on.monitors.pump();
+      console.log("BENCH_AA: both stores' monitors paused (a control: no matching on either side)");
+    }
 
     // Ingest time: until the last import has returned (its revisions searchable); matching
     // runs behind, and the time until it has caught up is reported beside it (the lag).
