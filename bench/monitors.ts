@@ -207,29 +207,23 @@ async function ingest(rng: Rng, mod: ReturnType<typeof model>, mon: { vectors: F
     console.log(`created ${m} monitors in ${created.toFixed(0)} ms; prepared them in ${(performance.now() - t).toFixed(0)} ms`);
     await setUp(off);
     // Paused as the product pauses a monitor (a refused bill): through its store, then the set rebuilt.
-    const store = off.monitors.deps.monitors;
-    await Promise.all(
-      [...store.all()].map((r) =>
-        store.update(r.id, (x) => {
-          Object.assign(x, { status: 'paused', pausedReason: 'bench: the store without matching', pausedSeq: 0 });
-        }),
-      ),
-    );
-    off.monitors.changed();
-    await off.monitors.pump();
-    // BENCH_AA=1: the "on" store's monitors paused too, so both sides do the same work and the
-    // slowdown figures show this machine's noise floor (the same files, the same alternation).
-    if (process.env.BENCH_AA) {
-      const onStore = on.monitors.deps.monitors;
+    const pauseAll = async (svc: typeof on, reason: string) => {
+      const store = svc.monitors.deps.monitors;
       await Promise.all(
-        [...onStore.all()].map((r) =>
-          onStore.update(r.id, (x) => {
-            Object.assign(x, { status: 'paused', pausedReason: 'bench: A/A control', pausedSeq: 0 });
+        [...store.all()].map((r) =>
+          store.update(r.id, (x) => {
+            Object.assign(x, { status: 'paused', pausedReason: reason, pausedSeq: 0 });
           }),
         ),
       );
-      on.monitors.changed();
-      await on.monitors.pump();
+      svc.monitors.changed();
+      await svc.monitors.pump();
+    };
+    await pauseAll(off, 'bench: the store without matching');
+    // BENCH_AA=1: the "on" store's monitors paused too, so both sides do the same work and the
+    // slowdown figures show this machine's noise floor (the same files, the same alternation).
+    if (process.env.BENCH_AA) {
+      await pauseAll(on, 'bench: A/A control');
       console.log("BENCH_AA: both stores' monitors paused (a control: no matching on either side)");
     }
 
