@@ -42,6 +42,14 @@ const optionalUrl: Parser<string | undefined> = (raw, name) => {
   if (!/^https?:\/\/[^/]/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name}: an http(s) URL, got ${JSON.stringify(raw)}`);
   return raw;
 };
+/** An http(s) origin with an optional path, no query or fragment; kept without its trailing slash. */
+const publicUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || !/^https?:$/.test(u.protocol) || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '' || !/^https?:\/\/[^/]/.test(raw))
+    throw new ConfigError(`${name}: an http(s) URL without query, fragment or credentials (e.g. https://api.example.com), got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+};
 /** A base URL with {domain} / {country} placeholders: it must be a URL once they are filled in. */
 const baseTemplate: Parser<string> = (raw, name) => {
   const sample = raw.replace(/\{domain\}/g, 'www.example.com').replace(/\{country\}/g, 'us');
@@ -132,6 +140,24 @@ export const settings = {
     default: undefined,
     parse: optionalStr,
     doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).',
+  },
+  publicUrl: {
+    env: 'PUBLIC_URL',
+    default: undefined,
+    parse: publicUrl,
+    doc: "The address account holders reach this server at (`https://api.example.com`), which `newsmatch accounts login-link` prints sign-in links under; an `https` one also marks the dashboard's session cookie `Secure`. Unset: `http://` and `HOST`:`PORT` (localhost for a wildcard `HOST`).",
+  },
+  dashboardSessionHours: {
+    env: 'DASHBOARD_SESSION_HOURS',
+    default: 12,
+    parse: num(0.01, 24 * 30),
+    doc: 'A dashboard session (the cookie a sign-in link starts) ends this many hours after sign-in; `newsmatch accounts logout` ends them sooner.',
+  },
+  dashboardSignInsPerMinute: {
+    env: 'DASHBOARD_SIGN_INS_PER_MINUTE',
+    default: 10,
+    parse: int(1, 10_000),
+    doc: "Dashboard sign-in attempts allowed from one client address a minute (behind a gateway, the gateway's); past it 429 `too_many_sign_ins` with `Retry-After`.",
   },
   logLevel: {
     env: 'LOG_LEVEL',
@@ -558,3 +584,14 @@ export const settingEnvNames = (): string[] => Object.values(settings).map((s) =
 
 /** Whether stdout is an interactive terminal (progress bars only there). */
 export const isInteractive = (): boolean => Boolean(process.stderr.isTTY) && process.env.CI === undefined;
+
+/**
+ * Where account holders reach the server: PUBLIC_URL, else this server's own HOST and PORT
+ * (a wildcard address is reached as localhost; an IPv6 one in brackets).
+ */
+export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
+  if (config.publicUrl !== undefined) return config.publicUrl;
+  const host =
+    config.host === '0.0.0.0' || config.host === '::' || config.host === '' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
