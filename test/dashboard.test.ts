@@ -562,6 +562,7 @@ describe('the same facts as the API', () => {
       const bars = /<svg class="chart" data-measure="requests"[\s\S]*?<\/svg>/.exec(usage)![0];
       expect(bars).toContain(`<g data-day="${TODAY}" data-total="8">`);
       expect(bars).toMatch(/data-product="sources" data-value="6"/);
+      expect(usage).toContain('Billed requests: <strong id="requests-total">8</strong>. Credits spent: <strong id="credits-spent">8</strong>.');
 
       // The ledger: the CSV, the page and the CLI list the same entries.
       const csvRows = csv

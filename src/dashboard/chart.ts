@@ -18,6 +18,8 @@ const LEFT = 44;
 const TOP = 10;
 const HEIGHT = 150;
 const BOTTOM = 24;
+/** Room right of the last bar for its day's label. */
+const RIGHT = 16;
 
 /** A round number at or above `n` for the axis (1, 2, 5 × 10^k). */
 function niceMax(n: number): number {
@@ -31,7 +33,7 @@ function niceMax(n: number): number {
 export function usageChart(u: DailyUsage, measure: 'requests' | 'credits', label: string): Html {
   const sums = u.days.map((d) => [...u.cells.get(d)!.values()].reduce((n, c) => n + Math.max(0, c[measure]), 0));
   const max = niceMax(Math.max(0, ...sums));
-  const width = LEFT + u.days.length * (BAR + GAP) + GAP;
+  const width = LEFT + u.days.length * (BAR + GAP) + GAP + RIGHT;
   const scale = HEIGHT / max;
   const bars = u.days.map((day, i) => {
     const x = LEFT + GAP + i * (BAR + GAP);
@@ -49,8 +51,8 @@ export function usageChart(u: DailyUsage, measure: 'requests' | 'credits', label
   });
   return html`<svg class="chart" data-measure="${measure}" role="img" aria-label="${label}" viewBox="0 0 ${width} ${TOP + HEIGHT + BOTTOM}" width="${width}" height="${TOP + HEIGHT + BOTTOM}" xmlns="http://www.w3.org/2000/svg">
 <title>${label}</title>
-<line x1="${LEFT}" y1="${TOP + HEIGHT}" x2="${width}" y2="${TOP + HEIGHT}" stroke="#888"></line>
-<line x1="${LEFT}" y1="${TOP}" x2="${width}" y2="${TOP}" stroke="#ddd"></line>
+<line x1="${LEFT}" y1="${TOP + HEIGHT}" x2="${width - RIGHT}" y2="${TOP + HEIGHT}" stroke="#888"></line>
+<line x1="${LEFT}" y1="${TOP}" x2="${width - RIGHT}" y2="${TOP}" stroke="#ddd"></line>
 <text x="${LEFT - 6}" y="${TOP + 4}" text-anchor="end">${max}</text>
 <text x="${LEFT - 6}" y="${TOP + HEIGHT + 4}" text-anchor="end">0</text>
 ${bars}

@@ -9,6 +9,7 @@ import { html, type Html } from './html.js';
 import { totals, type DailyUsage } from './usage.js';
 
 export const STYLE_PATH = '/account/style.css';
+export const ICON_PATH = '/account/icon.svg';
 
 type Nav = 'overview' | 'keys' | 'usage';
 
@@ -41,6 +42,7 @@ export function page(title: string, body: Html, frame?: Frame, nav?: Nav): strin
 <meta name="referrer" content="no-referrer">
 <title>${title} · newsmatch account</title>
 <link rel="stylesheet" href="${STYLE_PATH}">
+<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">
 </head>
 <body>
 <header><h1>newsmatch account</h1>${top}</header>
@@ -195,7 +197,7 @@ export function usagePage(frame: Frame, u: DailyUsage, ledger: LedgerPage): stri
   return page(
     'Usage',
     html`<section id="usage"><h2>The last ${u.days.length} days (UTC)</h2>
-<p>${all.requests} billed requests, ${all.credits} credits spent.</p>
+<p>Billed requests: <strong id="requests-total">${all.requests}</strong>. Credits spent: <strong id="credits-spent">${all.credits}</strong>.</p>
 <h3>Requests a day</h3>${usageChart(u, 'requests', 'billed requests a day, by product')}
 <h3>Credits a day</h3>${usageChart(u, 'credits', 'credits spent a day, by product')}
 ${chartLegend(u.products)}

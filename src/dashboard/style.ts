@@ -1,3 +1,6 @@
+/** The dashboard's icon (browsers ask for one; without it every page costs a 404). */
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2f6fb0"/><path d="M4 12V4l8 8V4" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
+
 /** The dashboard's stylesheet, served at /account/style.css (the pages' CSP allows no inline style). */
 export const STYLE_CSS = `:root { color-scheme: light; --ink: #1d232b; --muted: #5b6573; --line: #d9dee5; --accent: #2f6fb0; --bad: #b8434a; }
 * { box-sizing: border-box; }
@@ -21,7 +24,7 @@ button.plain { background: #fff; color: var(--accent); }
 label { display: block; margin: .4rem 0; }
 label.inline { display: inline-block; margin-right: 1rem; }
 input[type="text"] { font: inherit; padding: .3rem .5rem; width: 24rem; max-width: 100%; }
-.secret { display: block; width: 100%; font-family: ui-monospace, monospace; padding: .5rem; background: #fffbe6; border: 1px solid #e6d58a; }
+input.secret { display: block; width: 100%; font-family: ui-monospace, monospace; padding: .5rem; background: #fffbe6; border: 1px solid #e6d58a; }
 .notice { background: #fffbe6; border-color: #e6d58a; }
 .error { border-color: var(--bad); }
 .muted { color: var(--muted); }

@@ -12,6 +12,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   errorPage,
   Form,
+  ICON_PATH,
+  ICON_SVG,
   keysPage,
   ledgerCsv,
   overviewPage,
@@ -155,6 +157,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     });
 
     scope.get(STYLE_PATH, { schema: hidden(), config }, async (_req, reply) => reply.type('text/css; charset=utf-8').send(STYLE_CSS));
+    scope.get(ICON_PATH, { schema: hidden(), config }, async (_req, reply) => reply.type('image/svg+xml').send(ICON_SVG));
 
     scope.get('/account/login', { schema: hidden({ token: { maxLength: 200 } }), config }, async (req, reply) => {
       const { token } = req.query as { token?: string };
