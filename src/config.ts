@@ -50,6 +50,15 @@ const publicUrl: Parser<string | undefined> = (raw, name) => {
     throw new ConfigError(`${name}: an http(s) URL without query, fragment or credentials (e.g. https://api.example.com), got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
 };
+/** smtp:// or smtps://, with a host. */
+const smtpUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  // The value may hold a password: the message never repeats it.
+  if (!u || !/^smtps?:$/.test(u.protocol) || u.hostname === '')
+    throw new ConfigError(`${name}: an smtp:// or smtps:// URL with a host (smtps://user:pass@mail.example.com:465)`);
+  return raw;
+};
 /** A base URL with {domain} / {country} placeholders: it must be a URL once they are filled in. */
 const baseTemplate: Parser<string> = (raw, name) => {
   const sample = raw.replace(/\{domain\}/g, 'www.example.com').replace(/\{country\}/g, 'us');
@@ -158,6 +167,18 @@ export const settings = {
     default: 10,
     parse: int(1, 10_000),
     doc: "Dashboard sign-in attempts allowed from one client address a minute (behind a gateway, the gateway's); past it 429 `too_many_sign_ins` with `Retry-After`.",
+  },
+  smtpUrl: {
+    env: 'SMTP_URL',
+    default: undefined,
+    parse: smtpUrl,
+    doc: 'Mail server the dashboard sends "email me a sign-in link" mails through (`smtps://user:pass@mail.example.com:465`, or `smtp://…:587`, which upgrades to TLS when the server offers it). Unset: no mail is sent, and the sign-in page says to ask the operator for a link.',
+  },
+  smtpFrom: {
+    env: 'SMTP_FROM',
+    default: undefined,
+    parse: optionalStr,
+    doc: 'The From address of those mails (`newsmatch <noreply@example.com>`); needed with `SMTP_URL`.',
   },
   logLevel: {
     env: 'LOG_LEVEL',
@@ -573,6 +594,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.chunkMinTokens > config.chunkMaxTokens) {
     throw new ConfigError(`CHUNK_MIN_TOKENS (${config.chunkMinTokens}) must not exceed CHUNK_MAX_TOKENS (${config.chunkMaxTokens})`);
   }
+  if (config.smtpUrl !== undefined && config.smtpFrom === undefined) throw new ConfigError('SMTP_URL needs SMTP_FROM, the address its mails come from');
   if (config.jobBoardLayout !== 'indeed' && config.jobBoardUrl === settings.jobBoardUrl.default) {
     throw new ConfigError(`JOB_BOARD_LAYOUT=${config.jobBoardLayout} needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)`);
   }

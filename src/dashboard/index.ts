@@ -16,3 +16,5 @@ export {
 } from './pages.js';
 export { LOGIN_LINK_TTL_MS, SessionStore, type Session } from './sessions.js';
 export { ICON_SVG, STYLE_CSS } from './style.js';
+export { AccountEmails, normaliseEmail } from './emails.js';
+export { type Mailer, signInMail, smtpMailer } from './mailer.js';
