@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { publicBaseUrl, type Config } from '../config.js';
-import { LOGIN_LINK_TTL_MS, SessionStore } from '../dashboard/index.js';
+import { AccountEmails, LOGIN_LINK_TTL_MS, SessionStore } from '../dashboard/index.js';
 import { isAppError } from '../errors.js';
 import {
   Billing,
@@ -144,8 +144,16 @@ export function accountsCommand(config: Config, rest: string[], f: PlatformFlags
         out(`ended ${n} dashboard session${n === 1 ? '' : 's'} of ${id}, and voided its unused sign-in links`);
         return 0;
       }
+      case 'email': {
+        const address = rest[2];
+        if (!id || !address) throw new UsageError('accounts email takes an account id and an address (none: remove it)');
+        if (!billing.account(id)) throw new UsageError(`no account ${id}`);
+        const set = new AccountEmails(store).set(id, address === 'none' ? null : address);
+        out(set === null ? `${id} has no address for sign-in links` : `sign-in links for ${id} may be mailed to ${set} (when SMTP_URL is set)`);
+        return 0;
+      }
       default:
-        throw new UsageError('accounts takes create, show, login-link or logout');
+        throw new UsageError('accounts takes create, show, login-link, logout or email');
     }
   });
 }

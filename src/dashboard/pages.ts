@@ -59,7 +59,7 @@ ${body}
  * scanner or a preview is not used up, and the cookie is set by a same-site request, as
  * SameSite=Strict needs). Without: how to get a link.
  */
-export function signInPage(token?: string): string {
+export function signInPage(token?: string, mail: { on: boolean; sent?: boolean } = { on: false }): string {
   if (token !== undefined) {
     return page(
       'Sign in',
@@ -68,13 +68,19 @@ export function signInPage(token?: string): string {
 <form method="post" action="/account/login"><input type="hidden" name="token" value="${token}"><button type="submit" id="sign-in">Sign in</button></form></section>`,
     );
   }
+  const byMail = mail.on
+    ? html`<section id="email-link"><h2>Email me a link</h2>
+${mail.sent ? html`<p class="notice" id="sent">If an account has this address, a sign-in link is on its way to it. It works once, within 15 minutes.</p>` : null}
+<form method="post" action="/account/email-link"><label>Your account's email address <input type="text" name="email" maxlength="254" autocomplete="email"></label>
+<button type="submit">Email me a link</button></form></section>`
+    : html`<section class="notice" id="email-link"><h2>Email me a link</h2>
+<p>This server does not send email. Ask the operator of this service for a sign-in link.</p></section>`;
   return page(
     'Sign in',
     html`<section><h2>Sign in</h2>
-<p>The dashboard has no passwords: you sign in with a one-time link from the operator of this service.</p>
-<p>Ask them for one; they make it with <code>newsmatch accounts login-link &lt;your account id&gt;</code>. It works once, within 15 minutes.</p></section>
-<section class="notice" id="email-link"><h2>Email me a link</h2>
-<p>This server does not send email. Ask the operator of this service for a sign-in link.</p></section>`,
+<p>The dashboard has no passwords: you sign in with a one-time link from the operator of this service${mail.on ? ", or mailed to your account's address" : ''}.</p>
+<p>The operator makes one with <code>newsmatch accounts login-link &lt;your account id&gt;</code>. It works once, within 15 minutes.</p></section>
+${byMail}`,
   );
 }
 
@@ -89,7 +95,7 @@ export function errorPage(e: { status: number; code: string; message: string }, 
   );
 }
 
-export function overviewPage(frame: Frame, s: AccountSummary): string {
+export function overviewPage(frame: Frame, s: AccountSummary, email: string | null = null): string {
   const c = s.credits;
   const subs = s.subscriptions.map(
     (sub) => html`<tr data-product="${sub.product}">
@@ -116,7 +122,8 @@ ${
 <section id="plans"><h2>Plans, this period's use and rate limits</h2>
 <table><thead><tr><th>Product</th><th>Plan</th><th class="num">Used</th><th class="num">Included</th><th class="num">Overage</th><th class="num">Overage $</th><th class="num">Stops at</th><th class="num">Credits a call</th><th>Rate limit</th><th>Period</th></tr></thead>
 <tbody>${subs}</tbody></table></section>
-<section><h2>Account</h2><p>Id <code id="account-id">${s.id}</code>${s.name ? html`, “${s.name}”` : null}, created ${isoWhen(s.created_at)}.</p></section>`,
+<section><h2>Account</h2><p>Id <code id="account-id">${s.id}</code>${s.name ? html`, “${s.name}”` : null}, created ${isoWhen(s.created_at)}.</p>
+<p>Sign-in links by mail: ${email === null ? html`<span class="muted">no address (the operator sets one with <code>newsmatch accounts email</code>)</span>` : html`<code id="email">${email}</code>`}.</p></section>`,
     frame,
     'overview',
   );

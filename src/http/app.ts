@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { publicBaseUrl } from '../config.js';
+import { smtpMailer } from '../dashboard/index.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
 import { docsRoutes } from './docs.js';
@@ -132,6 +133,9 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   // The account dashboard's HTML pages (hidden from /openapi.json).
   await dashboardRoutes(app, {
     sessions: service.sessions,
+    emails: service.emails,
+    mailer: service.config.smtpUrl === undefined ? null : smtpMailer(service.config.smtpUrl, service.config.smtpFrom!),
+    publicUrl: publicBaseUrl(service.config),
     billing: service.billing,
     keys: service.keys,
     refresh: () => service.store.refresh(),

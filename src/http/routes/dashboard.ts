@@ -16,6 +16,10 @@ import {
   ICON_SVG,
   keysPage,
   ledgerCsv,
+  normaliseEmail,
+  signInMail,
+  type AccountEmails,
+  type Mailer,
   overviewPage,
   revokePage,
   signInPage,
@@ -61,12 +65,19 @@ const SECURITY_HEADERS = {
 export const SESSION_COOKIE = 'nm_session';
 /** Forms hold a few fields; a bigger body is 413 before it is read further. */
 const FORM_BODY_LIMIT = 16 * 1024;
+/** Sign-in mails to one address at most: an address cannot be flooded through the form. */
+const MAIL_RATE = { quota: 3, windowS: 900 };
 /** Ledger entries a usage page shows. */
 const LEDGER_PAGE = 50;
 const NAME_MAX = 100;
 
 export interface DashboardDeps {
   sessions: SessionStore;
+  emails: Pick<AccountEmails, 'accountOf' | 'of'>;
+  /** Sends "email me a link" mails (SMTP_URL); null: the sign-in page says to ask the operator. */
+  mailer: Mailer | null;
+  /** Where mailed links point (PUBLIC_URL): never the request's Host header, which the asker chooses. */
+  publicUrl: string;
   billing: Pick<Billing, 'summary' | 'entries' | 'account' | 'clock'>;
   keys: Pick<KeyStore, 'create' | 'get' | 'list' | 'revoke'>;
   /** Reads LMDB afresh: the CLI's logouts, keys and grants count from the next request. */
@@ -91,7 +102,7 @@ function cookieValues(header: string | undefined): string[] {
 }
 
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
-  const { sessions, billing, keys } = deps;
+  const { sessions, billing, keys, mailer } = deps;
   const limiter = new RateLimiter(billing.clock);
   const signInRate = { quota: deps.signInsPerMinute, windowS: 60 };
 
@@ -161,7 +172,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 
     scope.get('/account/login', { schema: hidden({ token: { maxLength: 200 } }), config }, async (req, reply) => {
       const { token } = req.query as { token?: string };
-      return html(reply, signInPage(token));
+      return html(reply, signInPage(token, { on: mailer !== null }));
     });
 
     scope.post('/account/login', { schema: { hide: true }, config }, async (req, reply) => {
@@ -177,6 +188,25 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       return reply.redirect('/account', 303);
     });
 
+    if (mailer !== null) {
+      scope.post('/account/email-link', { schema: { hide: true }, config }, async (req, reply) => {
+        const d = limiter.take(`sign-in ${req.ip}`, 'sign-in', signInRate);
+        if (!d.ok) throw new AppError('too_many_sign_ins', undefined, { headers: { 'retry-after': String(d.resetS) } });
+        const email = normaliseEmail(formOf(req, 'email').one('email') ?? '');
+        if (email === null) throw new AppError('bad_parameter', 'email: an email address');
+        const account = deps.emails.accountOf(email);
+        // The same answer, as fast, for any address: the page tells no one which addresses have accounts.
+        if (account !== null && billing.account(account) && limiter.take(`mail ${email}`, 'sign-in-mail', MAIL_RATE).ok) {
+          const mail = signInMail(`${deps.publicUrl}/account/login?token=${sessions.createLoginLink(account).token}`);
+          mailer.send(email, mail.subject, mail.text).then(
+            () => req.log.info({ account }, 'dashboard: sign-in link mailed'),
+            (e: unknown) => req.log.warn({ account, error: (e as Error)?.message }, 'dashboard: a sign-in link could not be mailed'),
+          );
+        }
+        return html(reply, signInPage(undefined, { on: true, sent: true }));
+      });
+    }
+
     scope.post('/account/logout', { schema: { hide: true }, config }, async (req, reply) => {
       const { session } = checkedForm(req);
       sessions.end(session);
@@ -187,7 +217,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     scope.get('/account', { schema: hidden(), config }, async (req, reply) => {
       const s = req.dashSession;
       if (!s) return reply.redirect('/account/login', 303);
-      return html(reply, overviewPage(frameOf(s), billing.summary(s.account)));
+      return html(reply, overviewPage(frameOf(s), billing.summary(s.account), deps.emails.of(s.account)));
     });
 
     scope.get('/account/keys', { schema: hidden(), config }, async (req, reply) => {
