@@ -3,10 +3,12 @@
  * the same function), sessions (cookie flags, expiry, tampering, logout from the CLI), the
  * pages and their headers, keys created (secret shown once) and revoked (refused on the next
  * call), CSRF on every form, one account trying another's keys and ledger, the sign-in rate
- * limit, no link token, session or key secret in any log line, a fuzz of form posts, and the
- * pages, GET /v1/account and `newsmatch usage` agreeing after a burst of metered calls.
+ * limit, links mailed through SMTP_URL (to a tiny SMTP receiver on 127.0.0.1), no link token,
+ * session or key secret in any log line, a fuzz of form posts, and the pages, GET /v1/account
+ * and `newsmatch usage` agreeing after a burst of metered calls.
  * test/dashboard-browser.test.ts drives the same flow in Chromium.
  */
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -608,6 +610,127 @@ describe('the same facts as the API', () => {
     expect(seen).toEqual([...all].reverse());
     expect(all.length).toBeGreaterThan(100);
   });
+});
+
+/** A mail as the receiver got it: envelope and the raw message. */
+interface Mail {
+  from: string;
+  to: string[];
+  data: string;
+}
+
+/**
+ * A tiny SMTP receiver on 127.0.0.1 (node:net): greets, takes EHLO, MAIL, RCPT and DATA,
+ * keeps each message. `next()` resolves with the next message to arrive (no timer: a mail that
+ * never comes fails the test by its timeout).
+ */
+async function smtpReceiver() {
+  const mails: Mail[] = [];
+  const waiting: ((m: Mail) => void)[] = [];
+  const server = net.createServer((socket) => {
+    let buf = '';
+    let inData = false;
+    let mail: Mail = { from: '', to: [], data: '' };
+    socket.write('220 test ESMTP\r\n');
+    socket.on('data', (chunk) => {
+      buf += chunk.toString('latin1');
+      for (let i = buf.indexOf('\r\n'); i >= 0; i = buf.indexOf('\r\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (inData) {
+          if (line !== '.') mail.data += `${line.startsWith('..') ? line.slice(1) : line}\n`;
+          else {
+            inData = false;
+            mails.push(mail);
+            waiting.shift()?.(mail);
+            mail = { from: '', to: [], data: '' };
+            socket.write('250 queued\r\n');
+          }
+          continue;
+        }
+        const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'MAIL') mail.from = line;
+        if (verb === 'RCPT') mail.to.push(line);
+        if (verb === 'DATA') {
+          inData = true;
+          socket.write('354 go on\r\n');
+        } else if (verb === 'QUIT') socket.end('221 bye\r\n');
+        else socket.write(verb === 'EHLO' || verb === 'HELO' ? '250 test\r\n' : '250 ok\r\n');
+      }
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    port,
+    mails,
+    next: () => new Promise<Mail>((r) => waiting.push(r)),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A mail's text with quoted-printable soft breaks and escapes undone. */
+const unQp = (s: string): string => s.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)));
+
+describe('sign-in links by mail', () => {
+  it('without SMTP_URL there is no mail form: the page says to ask the operator, and a post is the 404 page', async () => {
+    const v = new Visitor(() => app, address());
+    const page = await v.get('/account/login');
+    expect(page.body).not.toContain('action="/account/email-link"');
+    expectErrorPage(await v.post('/account/email-link', { email: 'a@example.com' }), 404, 'not_found');
+  });
+
+  it('with SMTP_URL: a link mailed to the account’s address (set by `newsmatch accounts email`), pointing at PUBLIC_URL whatever the Host; the same answer for any address', async () => {
+    const smtp = await smtpReceiver();
+    const mailApp = await buildApp({
+      ...service,
+      config: { ...service.config, smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'newsmatch <noreply@dash.test>' },
+    });
+    try {
+      const set = cli(['accounts', 'email', B, 'Holder@Example.COM'], env);
+      expect(set.status, set.stderr).toBe(0);
+      expect(service.emails.of(B)).toBe('holder@example.com');
+      const v = new Visitor(() => mailApp, address());
+      const form = await v.get('/account/login');
+      expect(form.body).toContain('<form method="post" action="/account/email-link">');
+      expect(form.body).not.toContain('This server does not send email');
+
+      const unknown = await v.post('/account/email-link', { email: 'nobody@example.com' }, { host: 'evil.example' });
+      expect(unknown.status).toBe(200);
+      expect(unknown.body).toContain('id="sent"');
+      const arriving = smtp.next();
+      const known = await v.post('/account/email-link', { email: ' HOLDER@example.com ' }, { host: 'evil.example' });
+      expect(known.body).toBe(unknown.body); // nothing tells the two apart
+      const mail = await arriving;
+      expect(mail.to).toEqual(['RCPT TO:<holder@example.com>']);
+      expect(mail.from).toBe('MAIL FROM:<noreply@dash.test>');
+      const text = unQp(mail.data);
+      expect(text).toMatch(/^Subject: Your newsmatch sign-in link$/m);
+      const url = /http:\/\/dash\.test:8080\/account\/login\?token=([A-Za-z0-9_-]{43})/.exec(text);
+      expect(url, text).not.toBeNull();
+      expect(text).not.toContain('evil.example');
+      secrets.add(url![1]);
+      const signIn = await new Visitor(() => mailApp, address()).signIn(url![1]);
+      expect(signIn.status).toBe(303);
+      expect(smtp.mails).toHaveLength(1); // none for the address no account has
+
+      expectErrorPage(await v.post('/account/email-link', { email: 'not an address' }), 400, 'bad_request');
+      expectErrorPage(
+        await v.post('/account/email-link', [
+          ['email', 'holder@example.com'],
+          ['email', 'x@example.com'],
+        ]),
+        400,
+        'bad_request',
+      );
+      const signedInB = await signedIn(B);
+      expect((await signedInB.get('/account')).body).toContain('<code id="email">holder@example.com</code>');
+    } finally {
+      await mailApp.close();
+      await smtp.close();
+    }
+  }, 60_000);
 });
 
 describe('logs', () => {
