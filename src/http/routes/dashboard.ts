@@ -111,7 +111,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   const config = { errorPage: renderError, badInput: 'bad_parameter' as const };
   const hidden = (query: Record<string, Record<string, unknown>> = {}) => ({ hide: true, querystring: queryString(query) });
 
-  /** A POST's form: only these fields, and (signed in) the session's CSRF token. */
+  /** A POST's form, any field outside `fields` refused. */
   const formOf = (req: FastifyRequest, ...fields: string[]): Form => {
     const body = req.body;
     // No body at all (app.ts makes a POST's missing body `{}`): a form with no fields.
@@ -143,7 +143,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       .sort((a, b) => (a.revokedAt === null ? 0 : 1) - (b.revokedAt === null ? 0 : 1) || b.createdAt - a.createdAt)
       .map((k) => ({ ...k, lastUsed: lastUsed.get(k.id) ?? null }));
   };
-  const html = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
+  const html = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
 
   await app.register(async (scope) => {
     // Only urlencoded forms, and only here: the API's own bodies stay JSON (app.ts).
