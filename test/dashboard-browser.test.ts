@@ -9,16 +9,14 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAS_BROWSER, launchChromium } from './helpers/browser.js';
 import { cli } from './helpers/cli.js';
 import { startHarness, type Harness } from './helpers/service.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const BROWSER = existsSync(CHROMIUM) || Boolean(process.env.CI);
 const SHOTS = resolve('test-results', 'dashboard');
 
-describe.skipIf(!BROWSER)('the dashboard in chromium', () => {
+describe.skipIf(!HAS_BROWSER)('the dashboard in chromium', () => {
   let h: Harness;
   let base: string;
   let account: string;
@@ -44,10 +42,7 @@ describe.skipIf(!BROWSER)('the dashboard in chromium', () => {
     base = `http://127.0.0.1:${addr.port}`;
     account = h.service.billing.createAccount('Browser & Co').id;
     mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     page.on('console', (m) => {
