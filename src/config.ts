@@ -42,6 +42,23 @@ const optionalUrl: Parser<string | undefined> = (raw, name) => {
   if (!/^https?:\/\/[^/]/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name}: an http(s) URL, got ${JSON.stringify(raw)}`);
   return raw;
 };
+/** An http(s) origin with an optional path, no query or fragment; kept without its trailing slash. */
+const publicUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || !/^https?:$/.test(u.protocol) || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '' || !/^https?:\/\/[^/]/.test(raw))
+    throw new ConfigError(`${name}: an http(s) URL without query, fragment or credentials (e.g. https://api.example.com), got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+};
+/** smtp:// or smtps://, with a host. */
+const smtpUrl: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  // The value may hold a password: the message never repeats it.
+  if (!u || !/^smtps?:$/.test(u.protocol) || u.hostname === '')
+    throw new ConfigError(`${name}: an smtp:// or smtps:// URL with a host (smtps://user:pass@mail.example.com:465)`);
+  return raw;
+};
 /** A base URL with {domain} / {country} placeholders: it must be a URL once they are filled in. */
 const baseTemplate: Parser<string> = (raw, name) => {
   const sample = raw.replace(/\{domain\}/g, 'www.example.com').replace(/\{country\}/g, 'us');
@@ -132,6 +149,36 @@ export const settings = {
     default: undefined,
     parse: optionalStr,
     doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).',
+  },
+  publicUrl: {
+    env: 'PUBLIC_URL',
+    default: undefined,
+    parse: publicUrl,
+    doc: "The address account holders reach this server at (`https://api.example.com`), which `newsmatch accounts login-link` prints sign-in links under; an `https` one also marks the dashboard's session cookie `Secure`. Unset: `http://` and `HOST`:`PORT` (localhost for a wildcard `HOST`).",
+  },
+  dashboardSessionHours: {
+    env: 'DASHBOARD_SESSION_HOURS',
+    default: 12,
+    parse: num(0.01, 24 * 30),
+    doc: 'A dashboard session (the cookie a sign-in link starts) ends this many hours after sign-in; `newsmatch accounts logout` ends them sooner.',
+  },
+  dashboardSignInsPerMinute: {
+    env: 'DASHBOARD_SIGN_INS_PER_MINUTE',
+    default: 10,
+    parse: int(1, 10_000),
+    doc: "Dashboard sign-in attempts allowed from one client address a minute (behind a gateway, the gateway's); past it 429 `too_many_sign_ins` with `Retry-After`.",
+  },
+  smtpUrl: {
+    env: 'SMTP_URL',
+    default: undefined,
+    parse: smtpUrl,
+    doc: 'Mail server the dashboard sends "email me a sign-in link" mails through (`smtps://user:pass@mail.example.com:465`, or `smtp://…:587`, which upgrades to TLS when the server offers it). Unset: no mail is sent, and the sign-in page says to ask the operator for a link.',
+  },
+  smtpFrom: {
+    env: 'SMTP_FROM',
+    default: undefined,
+    parse: optionalStr,
+    doc: 'The From address of those mails (`newsmatch <noreply@example.com>`); needed with `SMTP_URL`.',
   },
   logLevel: {
     env: 'LOG_LEVEL',
@@ -553,6 +600,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.chunkMinTokens > config.chunkMaxTokens) {
     throw new ConfigError(`CHUNK_MIN_TOKENS (${config.chunkMinTokens}) must not exceed CHUNK_MAX_TOKENS (${config.chunkMaxTokens})`);
   }
+  if (config.smtpUrl !== undefined && config.smtpFrom === undefined) throw new ConfigError('SMTP_URL needs SMTP_FROM, the address its mails come from');
   if (config.jobBoardLayout !== 'indeed' && config.jobBoardUrl === settings.jobBoardUrl.default) {
     throw new ConfigError(`JOB_BOARD_LAYOUT=${config.jobBoardLayout} needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)`);
   }
@@ -564,3 +612,14 @@ export const settingEnvNames = (): string[] => Object.values(settings).map((s) =
 
 /** Whether stdout is an interactive terminal (progress bars only there). */
 export const isInteractive = (): boolean => Boolean(process.stderr.isTTY) && process.env.CI === undefined;
+
+/**
+ * Where account holders reach the server: PUBLIC_URL, else this server's own HOST and PORT
+ * (a wildcard address is reached as localhost; an IPv6 one in brackets).
+ */
+export function publicBaseUrl(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
+  if (config.publicUrl !== undefined) return config.publicUrl;
+  const host =
+    config.host === '0.0.0.0' || config.host === '::' || config.host === '' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}

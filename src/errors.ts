@@ -34,6 +34,16 @@ export const catalogue = {
     status: 503,
     message: 'The server (or this client address) is at its connection limit; the connection is closed. Retry after Retry-After seconds.',
   },
+  // the account dashboard (HTML pages under /account; the same codes, shown on an error page)
+  session_required: { code: 'session_required', status: 401, message: 'Sign in first: ask the operator for a sign-in link (newsmatch accounts login-link).' },
+  login_link_invalid: {
+    code: 'login_link_invalid',
+    status: 401,
+    message: 'The sign-in link is unknown, expired or already used: ask the operator for a new one.',
+  },
+  csrf_failed: { code: 'csrf_failed', status: 403, message: "The form's CSRF token is missing or not this session's: reload the page and send it again." },
+  key_not_found: { code: 'key_not_found', status: 404, message: 'This account has no live key with this id.' },
+  too_many_sign_ins: { code: 'too_many_sign_ins', status: 429, message: 'Too many sign-in attempts from this address: retry after Retry-After seconds.' },
   // match
   too_many_matches: {
     code: 'too_many_matches',

@@ -14,6 +14,7 @@ import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec } from './cursor/index.js';
+import { AccountEmails, SessionStore } from './dashboard/index.js';
 import { PageCache, type MatchDeps } from './match/index.js';
 import { checkWebhookUrl, MonitorFeed, Monitors, MonitorStore, WebhookDeliverer, type MonitorEvent } from './monitors/index.js';
 import { HttpClient, liveScraping, politePolling, webhookDelivery } from './net/index.js';
@@ -35,6 +36,9 @@ export interface Service extends MatchDeps {
   billing: Billing;
   /** The metering path of every metered call (authorise, rate limit, charge, refund). */
   metering: Metering;
+  /** The dashboard's sign-in links and sessions, and the addresses links may be mailed to. */
+  sessions: SessionStore;
+  emails: AccountEmails;
   idempotency: IdempotencyStore;
   /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
   embedder: Embedder | null;
@@ -237,6 +241,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     keys: new KeyStore(store),
     billing,
     metering,
+    sessions: new SessionStore(store, clock),
+    emails: new AccountEmails(store),
     idempotency: new IdempotencyStore(store, clock),
     embedder,
     chunking,

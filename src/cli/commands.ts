@@ -176,6 +176,27 @@ export const commands: Command[] = [
     run: ({ config, args }) => accountsCommand(config, ['show', args[0]], {}),
   },
   {
+    name: 'accounts login-link',
+    args: ['<id>'],
+    summary: 'A one-time link that signs the account holder in to the dashboard (valid 15 minutes, used once); prints it last, under PUBLIC_URL.',
+    settings: [...STORE, 'publicUrl', 'host', 'port'],
+    run: ({ config, args }) => accountsCommand(config, ['login-link', args[0]], {}),
+  },
+  {
+    name: 'accounts logout',
+    args: ['<id>'],
+    summary: 'End every dashboard session of the account at once, and void its unused sign-in links.',
+    settings: [...STORE],
+    run: ({ config, args }) => accountsCommand(config, ['logout', args[0]], {}),
+  },
+  {
+    name: 'accounts email',
+    args: ['<id>', '<address>'],
+    summary: 'The address the dashboard\'s "email me a link" form mails the account\'s sign-in links to (with SMTP_URL set); none removes it.',
+    settings: [...STORE],
+    run: ({ config, args }) => accountsCommand(config, ['email', args[0], args[1]], {}),
+  },
+  {
     name: 'keys create',
     summary:
       'Create a key: a Bearer key (of the operator account without --account) or, with --scheme gateway, a gateway key (charged to no wallet; 429 rate_limited past --rate). The secret is printed once, as the last line.',

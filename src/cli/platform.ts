@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import { publicBaseUrl, type Config } from '../config.js';
+import { AccountEmails, LOGIN_LINK_TTL_MS, SessionStore } from '../dashboard/index.js';
 import { isAppError } from '../errors.js';
 import {
   Billing,
@@ -111,7 +112,7 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
 
 export function accountsCommand(config: Config, rest: string[], f: PlatformFlags): Promise<number> {
   const [sub, id] = rest;
-  return withStore(config, (_store, billing) => {
+  return withStore(config, (store, billing) => {
     switch (sub) {
       case 'create': {
         const a = billing.createAccount(f.name ?? null);
@@ -125,8 +126,34 @@ export function accountsCommand(config: Config, rest: string[], f: PlatformFlags
         if (!id) throw new UsageError('accounts show takes an account id');
         printSummary(billing.summary(id));
         return 0;
+      case 'login-link': {
+        if (!id) throw new UsageError('accounts login-link takes an account id');
+        if (!billing.account(id)) throw new UsageError(`no account ${id} (the operator account has no dashboard; newsmatch accounts create makes one)`);
+        const link = new SessionStore(store).createLoginLink(id);
+        const url = `${publicBaseUrl(config)}/account/login?token=${link.token}`;
+        out(
+          `a one-time sign-in link to the dashboard of ${id}, valid ${LOGIN_LINK_TTL_MS / 60_000} minutes (until ${new Date(link.expiresAt).toISOString()}), once:`,
+        );
+        out(url);
+        return 0;
+      }
+      case 'logout': {
+        if (!id) throw new UsageError('accounts logout takes an account id');
+        if (!billing.account(id)) throw new UsageError(`no account ${id}`);
+        const n = new SessionStore(store).revokeAccount(id);
+        out(`ended ${n} dashboard session${n === 1 ? '' : 's'} of ${id}, and voided its unused sign-in links`);
+        return 0;
+      }
+      case 'email': {
+        const address = rest[2];
+        if (!id || !address) throw new UsageError('accounts email takes an account id and an address (none: remove it)');
+        if (!billing.account(id)) throw new UsageError(`no account ${id}`);
+        const set = new AccountEmails(store).set(id, address === 'none' ? null : address);
+        out(set === null ? `${id} has no address for sign-in links` : `sign-in links for ${id} may be mailed to ${set} (when SMTP_URL is set)`);
+        return 0;
+      }
       default:
-        throw new UsageError('accounts takes create or show');
+        throw new UsageError('accounts takes create, show, login-link, logout or email');
     }
   });
 }

@@ -7,6 +7,8 @@ import querystring from 'node:querystring';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { publicBaseUrl } from '../config.js';
+import { smtpMailer } from '../dashboard/index.js';
 import type { Service } from '../service.js';
 import { authenticate } from './auth.js';
 import { docsRoutes } from './docs.js';
@@ -16,6 +18,7 @@ import { meteringHooks } from './metering-hooks.js';
 import { documentRoutes, swaggerOptions } from './openapi.js';
 import { BODY_AJV, splitValidator } from './validation.js';
 import { accountRoutes } from './routes/account.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { matchRoutes } from './routes/match.js';
 import { jobsRoutes } from './routes/jobs.js';
 import { liveRoutes } from './routes/live.js';
@@ -127,6 +130,19 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   await docsRoutes(app);
   matchRoutes(app, service);
   accountRoutes(app, service.billing);
+  // The account dashboard's HTML pages (hidden from /openapi.json).
+  await dashboardRoutes(app, {
+    sessions: service.sessions,
+    emails: service.emails,
+    mailer: service.config.smtpUrl === undefined ? null : smtpMailer(service.config.smtpUrl, service.config.smtpFrom!),
+    publicUrl: publicBaseUrl(service.config),
+    billing: service.billing,
+    keys: service.keys,
+    refresh: () => service.store.refresh(),
+    sessionMs: service.config.dashboardSessionHours * 3_600_000,
+    signInsPerMinute: service.config.dashboardSignInsPerMinute,
+    secureCookie: publicBaseUrl(service.config).startsWith('https:'),
+  });
   monitorRoutes(app, {
     monitors: service.monitors,
     monitorStore: service.monitorStore,

@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What a failed schema check is: 422 invalid_request (default) or 400 bad_request (`bad_parameter`). */
     badInput?: 'invalid_request' | 'bad_parameter';
+    /** An HTML route (the dashboard): its errors are this page, with the same status and code. */
+    errorPage?: (e: AppError, req: FastifyRequest) => string;
   }
 }
 
@@ -180,5 +182,7 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
   else if (e.status === 503 && e.cause !== undefined) req.log.warn({ err }, 'request refused: service unavailable');
   reply.code(e.status).headers(e.headers);
   if (e.status === 503 && e.headers['retry-after'] === undefined) reply.header('retry-after', DEFAULT_RETRY_AFTER_503);
-  reply.send(e.toBody());
+  const page = req.routeOptions.config.errorPage;
+  if (page) reply.type('text/html; charset=utf-8').send(page(e, req));
+  else reply.send(e.toBody());
 }

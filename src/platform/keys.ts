@@ -29,9 +29,14 @@ export interface KeyRecord {
   scopes?: string[] | null;
   /** Gateway keys: requests per window past which they get 429 rate_limited. */
   rate?: Rate | null;
+  /** The secret's first HINT_CHARS characters (`nmb_Xy3kQp`), so a holder can tell keys apart; absent on older keys. */
+  hint?: string;
 }
 
 const PREFIX: Record<KeyScheme, string> = { gateway: 'nmg_', bearer: 'nmb_' };
+
+/** The scheme's prefix and 6 of the 43 random characters: 36 of 256 bits, which leaves nothing guessable. */
+const HINT_CHARS = 10;
 
 const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
@@ -66,6 +71,7 @@ export class KeyStore {
       account: bearer ? (opts.account ?? OPERATOR) : null,
       scopes: opts.scopes && opts.scopes.length > 0 ? opts.scopes : null,
       rate: bearer ? null : (opts.rate ?? null),
+      hint: secret.slice(0, HINT_CHARS),
     };
     this.store.root.transactionSync(() => {
       this.#keys.putSync(id, record);
@@ -76,6 +82,14 @@ export class KeyStore {
 
   list(): KeyInfo[] {
     return [...this.#keys.getRange()].map(({ value: { hash: _hash, ...info } }) => info);
+  }
+
+  /** A key by id (revoked ones too), without its hash. */
+  get(id: string): KeyInfo | undefined {
+    const k = this.#keys.get(id);
+    if (!k) return undefined;
+    const { hash: _hash, ...info } = k;
+    return info;
   }
 
   /** Revokes a live key; false when there is no such live key. */
