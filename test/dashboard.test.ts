@@ -355,6 +355,38 @@ describe('pages', () => {
     expect(service.keys.list()).toHaveLength(before);
   });
 
+  it('a reload of the page a key was made on (the same form, sent again) makes no second key', async () => {
+    const v = await signedIn(A);
+    const form = (await v.get('/account/keys')).body;
+    const fields: [string, string][] = [
+      ['csrf', hiddenValue(form, 'csrf')!],
+      ['once', hiddenValue(form, 'once')!],
+      ['name', 'reloaded'],
+    ];
+    const before = service.keys.list().length;
+    const first = await v.post('/account/keys', fields);
+    expect(first.status).toBe(200);
+    expect(first.body).toContain('this is the only time it is shown');
+    const id = service.keys.list().find((k) => k.name === 'reloaded')!.id;
+    const again = await v.post('/account/keys', fields);
+    expect(again.status).toBe(200);
+    expect(again.body).toContain('This form was already sent');
+    expect(again.body).toContain(id);
+    expect(again.body).not.toContain('id="secret"');
+    expect(service.keys.list()).toHaveLength(before + 1);
+    // Each page gives a fresh nonce; a malformed one is 400.
+    expect(hiddenValue(again.body, 'once')).not.toBe(hiddenValue(form, 'once'));
+    expectErrorPage(
+      await v.post('/account/keys', [
+        ['csrf', await v.csrf()],
+        ['once', 'x'],
+      ]),
+      400,
+      'bad_request',
+    );
+    expect(service.keys.list()).toHaveLength(before + 1);
+  });
+
   it('every form needs this session’s CSRF token: none, a forged one or another session’s is 403 csrf_failed', async () => {
     const a = await signedIn(A);
     const b = await signedIn(B);

@@ -12,17 +12,15 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../src/playground/index.js';
 import { countByDay, decodeEntities, highlightSegments, parseVector, safeHref, utcTime } from '../src/playground/browser/format.js';
+import { HAS_BROWSER, launchChromium } from './helpers/browser.js';
 import { writeLines } from './helpers/corpus.js';
 import { Rng } from './helpers/rng.js';
 import { startHarness, type Harness } from './helpers/service.js';
 import { TINY_WORDS, writeTinyModel } from './helpers/tiny-model.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const BROWSER = existsSync(CHROMIUM) || Boolean(process.env.CI);
 
 describe('the playground helpers (format.ts)', () => {
   it('a highlight is text and <mark> segments only; any other markup stays text', () => {
@@ -218,7 +216,7 @@ const expectRowsMatch = (rendered: Awaited<ReturnType<typeof renderedRows>>, ite
   expect(rendered.map((r) => r.source)).toEqual(items.map((it) => it.source_name));
 };
 
-describe.skipIf(!BROWSER)('the playground in chromium', () => {
+describe.skipIf(!HAS_BROWSER)('the playground in chromium', () => {
   let browser: Browser;
   let page: Page;
   /** Uncaught errors and console errors other than an HTTP error status (CSP violations land here). */
@@ -227,10 +225,7 @@ describe.skipIf(!BROWSER)('the playground in chromium', () => {
   const matchBodies: any[] = [];
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     page.on('console', (m) => {

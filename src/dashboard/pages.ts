@@ -136,7 +136,13 @@ export interface KeyRow extends KeyInfo {
 
 const keyPrefix = (k: KeyInfo): string => (k.hint ? `${k.hint}…` : 'nmb_…');
 
-export function keysPage(frame: Frame, keys: KeyRow[], created?: { id: string; secret: string }): string {
+/**
+ * The keys page. `once`: the create form's nonce (fresh for each page); `created`: the key this
+ * page's post made, its secret shown this once; `repeated`: the post repeated one that made that
+ * key (a reload), so nothing new was made.
+ */
+export function keysPage(frame: Frame, keys: KeyRow[], shown: { once: string; created?: { id: string; secret: string }; repeated?: string }): string {
+  const { created, repeated } = shown;
   const rows = keys.map(
     (k) => html`<tr data-key="${k.id}" class="${k.revokedAt === null ? 'live' : 'revoked'}">
 <td>${k.name ?? ''}</td><td><code>${keyPrefix(k)}</code></td><td>${k.scopes ? k.scopes.join(', ') : 'every product'}</td>
@@ -148,13 +154,16 @@ export function keysPage(frame: Frame, keys: KeyRow[], created?: { id: string; s
 <p>Copy it now: <strong>this is the only time it is shown</strong>. It is stored only as a hash and cannot be shown again.</p>
 <input class="secret" id="secret" type="text" readonly value="${created.secret}" aria-label="the new key">
 <p class="muted">Send it as <code>Authorization: Bearer &lt;key&gt;</code>. Key id <code>${created.id}</code>.</p></section>`
-    : null;
+    : repeated !== undefined
+      ? html`<section class="notice" id="repeated"><h2>This form was already sent</h2>
+<p>It made key <code>${repeated}</code> then, whose secret was shown once on that page. No second key was made.</p></section>`
+      : null;
   return page(
     'Keys',
     html`${fresh}<section><h2>Keys</h2>
 ${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<table id="keys"><thead><tr><th>Name</th><th>Prefix</th><th>Scope</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}</section>
 <section><h2>Create a key</h2>
-<form method="post" action="/account/keys" id="create-key">${csrfField(frame.csrf)}
+<form method="post" action="/account/keys" id="create-key">${csrfField(frame.csrf)}<input type="hidden" name="once" value="${shown.once}">
 <label>Name (optional) <input type="text" name="name" maxlength="100"></label>
 <fieldset><legend>Scope: the products it may call (none ticked: every product)</legend>
 ${PRODUCT_NAMES.map((p) => html`<label class="inline"><input type="checkbox" name="scope" value="${p}"> ${p}</label>`)}

@@ -10,6 +10,7 @@
  *   dashSessions      sha256(session token) → SessionRecord
  *   dashAccountSess   [account id, sha256(session token)] → expiresAt   (an account's sessions, for logout)
  *   dashMeta          'secret' → 32 random bytes: signs cookies and derives CSRF tokens
+ *   dashFormsUsed     [sha256(session token), form nonce] → what the form made (a key id)   gone with its session
  *
  * The cookie is `<session token>.<HMAC of it>`: a value this server did not sign is refused
  * before any read. Ranges are read whole
@@ -58,6 +59,7 @@ export class SessionStore {
   readonly #links: Database<LinkRecord, string>;
   readonly #sessions: Database<SessionRecord, string>;
   readonly #byAccount: Database<number, [string, string]>;
+  readonly #formsUsed: Database<string, [string, string]>;
   readonly #secret: Buffer;
 
   constructor(
@@ -68,6 +70,7 @@ export class SessionStore {
     this.#links = root.openDB({ name: 'dashLinks' });
     this.#sessions = root.openDB({ name: 'dashSessions' });
     this.#byAccount = root.openDB({ name: 'dashAccountSess' });
+    this.#formsUsed = root.openDB({ name: 'dashFormsUsed' });
     const meta = root.openDB<Buffer, string>({ name: 'dashMeta', encoding: 'binary' });
     // Made once per store; the CLI and a server racing to make it agree (one write wins, both read it).
     this.#secret = root.transactionSync(() => {
@@ -112,7 +115,7 @@ export class SessionStore {
       for (const { key, value } of [...this.#byAccount.getRange({ start: [link.account, ''], end: [link.account, '\uffff'] })]) {
         if (value <= now) {
           this.#byAccount.removeSync(key);
-          this.#sessions.removeSync(key[1]);
+          this.#dropSession(key[1]);
         }
       }
       const t = token();
@@ -144,7 +147,7 @@ export class SessionStore {
   /** Ends one session (the browser's own "sign out"). */
   end(session: Session): void {
     this.store.root.transactionSync(() => {
-      this.#sessions.removeSync(session.id);
+      this.#dropSession(session.id);
       this.#byAccount.removeSync([session.account, session.id]);
     });
   }
@@ -158,12 +161,33 @@ export class SessionStore {
       let n = 0;
       for (const key of [...this.#byAccount.getKeys({ start: [account, ''], end: [account, '\uffff'] })]) {
         this.#byAccount.removeSync(key);
-        this.#sessions.removeSync(key[1]);
+        this.#dropSession(key[1]);
         n++;
       }
       for (const { key, value } of [...this.#links.getRange()]) if (value.account === account) this.#links.removeSync(key);
       return n;
     });
+  }
+
+  /**
+   * A form's one-time nonce (a page's form carries a fresh one): the first post with it records
+   * what it made and gets undefined; a repeat of that post (a reload, a double click) gets what
+   * the first one made, so it is not made twice. Read and written in one transaction.
+   */
+  useForm(session: Session, nonce: string, make: () => string): { made: string; repeat: boolean } {
+    return this.store.root.transactionSync(() => {
+      const had = this.#formsUsed.get([session.id, nonce]);
+      if (had !== undefined) return { made: had, repeat: true };
+      const made = make();
+      this.#formsUsed.putSync([session.id, nonce], made);
+      return { made, repeat: false };
+    });
+  }
+
+  /** A session's record and what its forms made (inside the caller's write transaction). */
+  #dropSession(id: string): void {
+    this.#sessions.removeSync(id);
+    for (const key of [...this.#formsUsed.getKeys({ start: [id, ''], end: [id, '\uffff'] })]) this.#formsUsed.removeSync(key);
   }
 
   #session(id: string, account: string, expiresAt: number): Session {

@@ -8,6 +8,7 @@
  * (`application/x-www-form-urlencoded`, at most FORM_BODY_LIMIT bytes) are parsed only for these
  * routes, and every answer, errors included, carries the pages' security headers.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   errorPage,
@@ -89,6 +90,9 @@ export interface DashboardDeps {
   /** Mark the cookie Secure even on a plain-HTTP request (PUBLIC_URL is https: TLS ends before us). */
   secureCookie: boolean;
 }
+
+/** A form's one-time nonce (SessionStore.useForm): 128 random bits, 22 characters. */
+const formNonce = (): string => randomBytes(16).toString('base64url');
 
 /** The session cookie's value(s) in a Cookie header. */
 function cookieValues(header: string | undefined): string[] {
@@ -223,19 +227,26 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     scope.get('/account/keys', { schema: hidden(), config }, async (req, reply) => {
       const s = req.dashSession;
       if (!s) return reply.redirect('/account/login', 303);
-      return html(reply, keysPage(frameOf(s), keyRows(s.account)));
+      return html(reply, keysPage(frameOf(s), keyRows(s.account), { once: formNonce() }));
     });
 
     scope.post('/account/keys', { schema: { hide: true }, config }, async (req, reply) => {
-      const { session, form } = checkedForm(req, 'name', 'scope');
+      const { session, form } = checkedForm(req, 'name', 'scope', 'once');
+      // The page's form carries a nonce: a reload of the page a key was made on makes no second key.
+      const once = form.one('once');
+      if (once !== undefined && !/^[A-Za-z0-9_-]{22}$/.test(once)) throw new AppError('bad_parameter', "once: the form's nonce, as the keys page gives it");
       const name = form.one('name')?.trim() ?? '';
       if (name.length > NAME_MAX) throw new AppError('bad_parameter', `name: at most ${NAME_MAX} characters, got ${name.length}`);
       const scopes = [...new Set(form.all('scope'))];
       const bad = scopes.find((p) => !isProduct(p));
       if (bad !== undefined) throw new AppError('bad_parameter', `scope: one of ${PRODUCT_NAMES.join(', ')}, got ${JSON.stringify(bad.slice(0, 100))}`);
-      const created = keys.create({ scheme: 'bearer', account: session.account, name: name || undefined, scopes: scopes as Product[] });
+      const make = () => keys.create({ scheme: 'bearer', account: session.account, name: name || undefined, scopes: scopes as Product[] });
+      let created: ReturnType<typeof make> | undefined;
+      const used = once === undefined ? null : sessions.useForm(session, once, () => (created = make()).id);
+      if (used?.repeat) return html(reply, keysPage(frameOf(session), keyRows(session.account), { once: formNonce(), repeated: used.made }));
+      created ??= make();
       req.log.info({ account: session.account, key: created.id }, 'dashboard: key created');
-      return html(reply, keysPage(frameOf(session), keyRows(session.account), created));
+      return html(reply, keysPage(frameOf(session), keyRows(session.account), { once: formNonce(), created }));
     });
 
     scope.get('/account/keys/:id/revoke', { schema: hidden(), config }, async (req, reply) => {
