@@ -499,7 +499,7 @@ export const settings = {
     env: 'MONITOR_YIELD_MS',
     default: 2000,
     parse: int(0, 600_000),
-    doc: "Matching waits while an import of this process is in flight (`newsmatch import` with no server on the data directory, `newsmatch demo`), for at most this long from the first window it holds back, so a burst of imports runs as fast as without monitors and its events come up to that much later. `0`: match beside imports. An import beside a running server is matched by the server's timer (`MONITOR_PUMP_MS`).",
+    doc: "Matching waits while an import of this process is in flight (`newsmatch import` with no server on the data directory, `newsmatch demo`; its keyword indexing included), for at most this long from the first window it holds back, so a burst of imports runs as fast as without monitors and its events come up to that much later. `0`: match beside imports. An import beside a running server is matched by the server's timer (`MONITOR_PUMP_MS`).",
   },
   monitorRetryHours: {
     env: 'MONITOR_RETRY_HOURS',

@@ -299,7 +299,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
         await maintenance.flush(hooks.onIndexProgress);
         return summary;
       } finally {
-        release();
+        // The keyword index's share of the import (on its writer thread) is ingest too: matching waits for it.
+        void news
+          .fresh()
+          .catch(() => undefined)
+          .finally(release);
         pumpMonitors();
       }
     },
