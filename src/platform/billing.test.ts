@@ -263,3 +263,39 @@ describe('the accounts held in memory', () => {
     }
   });
 });
+
+describe('the ledger read off the event loop (Billing.ledger)', () => {
+  it('reads on the fold worker what entries() reads: folded, past the fold, refunds linked, a time window', async () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'newsmatch-billing-ledger-'));
+    const s = new Store(path.join(d, 'lmdb'));
+    const b = new Billing(s, () => now);
+    try {
+      const a = b.createAccount('reader').id;
+      const other = b.createAccount('other').id;
+      b.buy(a, 100);
+      const t0 = now;
+      const charges: Awaited<ReturnType<typeof b.charge>>[] = [];
+      for (let i = 0; i < 30; i++) {
+        charges.push(await b.charge(a, 'news', { requestId: `r${i}`, keyId: `k${i % 3}` }));
+        await b.charge(other, 'news', ctx);
+      }
+      await b.refund(charges[3], 'HTTP 503');
+      // Half of it folded into the view, half still past the fold in the journal.
+      await b.fold();
+      now += 60_000;
+      for (let i = 30; i < 40; i++) await b.charge(a, 'web_search', { requestId: `r${i}`, keyId: 'k9' });
+      await b.refund(charges[20], 'HTTP 502');
+      const want = b.entries(a);
+      expect(want.length).toBeGreaterThan(40);
+      expect(await b.ledger(a)).toEqual(want);
+      expect(await b.ledger(a, t0 + 30_000)).toEqual(b.entries(a, t0 + 30_000));
+      expect(await b.ledger(a, 0, t0 + 30_000)).toEqual(b.entries(a, 0, t0 + 30_000));
+      expect((await b.ledger(a)).find((e) => e.seq === charges[3].seq)?.refundedBy).toBeGreaterThan(0);
+      expect(await b.ledger('acct_nobody')).toEqual([]);
+    } finally {
+      await b.close();
+      await s.close();
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

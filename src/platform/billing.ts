@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { workerFile } from '../worker-file.js';
-import type { FoldTask } from './fold-worker.js';
+import type { FoldTask, LedgerTask } from './fold-worker.js';
 import { HeldState, type Held, type HeldSub } from './held-state.js';
 import { LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
 import { JournalWriter, type CommitListener } from './journal-writer.js';
@@ -273,9 +273,8 @@ export class Billing {
   fold(): Promise<number> {
     if (this.#folding) return this.#folding;
     this.#unfolded = 0;
-    this.#pool ??= new Piscina({ ...workerFile(import.meta.url, 'fold-worker'), minThreads: 0, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
     const task: FoldTask = { store: this.store.path, max: FOLD_MAX };
-    const folding = (this.#pool.run(task) as Promise<{ entries: number; folded: number }>)
+    const folding = (this.#foldPool().run(task) as Promise<{ entries: number; folded: number }>)
       .then(({ entries, folded }) => {
         // Read past the worker's commit: a state loaded from here on includes what it folded.
         this.#view.root.resetReadTxn();
@@ -314,6 +313,21 @@ export class Billing {
   /** Ledger entries of an account, oldest first, optionally those at or after `since` (unix ms) and before `until`. */
   entries(account: string, since = 0, until = Number.POSITIVE_INFINITY): LedgerEntry[] {
     return ledgerOf(this.#t, this.#view, account, () => this.#held.tailOf(account), since, until);
+  }
+
+  /**
+   * The same entries, read on the fold worker: a server's pages read an account's whole ledger,
+   * which for a busy account is too long a read for the event loop. What was committed when the
+   * worker reads (a charge still committing is not in it yet).
+   */
+  async ledger(account: string, since = 0, until = Number.POSITIVE_INFINITY): Promise<LedgerEntry[]> {
+    const task: LedgerTask = { store: this.store.path, ledger: { account, since, until } };
+    return (await this.#foldPool().run(task)) as LedgerEntry[];
+  }
+
+  #foldPool(): Piscina {
+    this.#pool ??= new Piscina({ ...workerFile(import.meta.url, 'fold-worker'), minThreads: 0, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    return this.#pool;
   }
 
   /** What GET /v1/account and `newsmatch usage` show. */

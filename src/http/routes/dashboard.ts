@@ -79,7 +79,8 @@ export interface DashboardDeps {
   mailer: Mailer | null;
   /** Where mailed links point (PUBLIC_URL): never the request's Host header, which the asker chooses. */
   publicUrl: string;
-  billing: Pick<Billing, 'summary' | 'entries' | 'account' | 'clock'>;
+  /** `ledger` reads off the event loop (an account's whole ledger may be long). */
+  billing: Pick<Billing, 'summary' | 'ledger' | 'account' | 'clock'>;
   keys: Pick<KeyStore, 'create' | 'get' | 'list' | 'revoke'>;
   /** Reads LMDB afresh: the CLI's logouts, keys and grants count from the next request. */
   refresh: () => void;
@@ -138,9 +139,9 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     if (k?.scheme !== 'bearer' || k.account !== session.account || k.revokedAt !== null) throw new AppError('key_not_found');
     return k;
   };
-  const keyRows = (account: string): KeyRow[] => {
+  const keyRows = async (account: string): Promise<KeyRow[]> => {
     const lastUsed = new Map<string, number>();
-    for (const e of billing.entries(account)) if (e.kind === 'debit' && e.keyId !== undefined) lastUsed.set(e.keyId, e.at);
+    for (const e of await billing.ledger(account)) if (e.kind === 'debit' && e.keyId !== undefined) lastUsed.set(e.keyId, e.at);
     return keys
       .list()
       .filter((k) => k.scheme === 'bearer' && k.account === account)
@@ -227,7 +228,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     scope.get('/account/keys', { schema: hidden(), config }, async (req, reply) => {
       const s = req.dashSession;
       if (!s) return reply.redirect('/account/login', 303);
-      return html(reply, keysPage(frameOf(s), keyRows(s.account), { once: formNonce() }));
+      return html(reply, keysPage(frameOf(s), await keyRows(s.account), { once: formNonce() }));
     });
 
     scope.post('/account/keys', { schema: { hide: true }, config }, async (req, reply) => {
@@ -243,10 +244,10 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       const make = () => keys.create({ scheme: 'bearer', account: session.account, name: name || undefined, scopes: scopes as Product[] });
       let created: ReturnType<typeof make> | undefined;
       const used = once === undefined ? null : sessions.useForm(session, once, () => (created = make()).id);
-      if (used?.repeat) return html(reply, keysPage(frameOf(session), keyRows(session.account), { once: formNonce(), repeated: used.made }));
+      if (used?.repeat) return html(reply, keysPage(frameOf(session), await keyRows(session.account), { once: formNonce(), repeated: used.made }));
       created ??= make();
       req.log.info({ account: session.account, key: created.id }, 'dashboard: key created');
-      return html(reply, keysPage(frameOf(session), keyRows(session.account), { once: formNonce(), created }));
+      return html(reply, keysPage(frameOf(session), await keyRows(session.account), { once: formNonce(), created }));
     });
 
     scope.get('/account/keys/:id/revoke', { schema: hidden(), config }, async (req, reply) => {
@@ -267,7 +268,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       const s = req.dashSession;
       if (!s) return reply.redirect('/account/login', 303);
       const { before } = req.query as { before?: number };
-      const entries = billing.entries(s.account);
+      const entries = await billing.ledger(s.account);
       const older = before === undefined ? entries : entries.filter((e) => e.seq < before);
       const shown = older.slice(-LEDGER_PAGE).reverse();
       const ledger = { entries: shown, older: older.length > LEDGER_PAGE ? shown.at(-1)!.seq : null, newest: shown[0]?.seq === entries.at(-1)?.seq };
@@ -280,7 +281,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="newsmatch-ledger-${s.account}.csv"`)
-        .send(ledgerCsv(billing.entries(s.account)));
+        .send(ledgerCsv(await billing.ledger(s.account)));
     });
 
     // Any other path under /account: the error page, not the API's JSON 404.
