@@ -3,6 +3,7 @@
  * matching CLI flag (`PORT` ↔ `--port`, `DATA_DIR` ↔ `--data-dir`); a flag wins. Malformed
  * values stop start-up with a message naming the setting.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { familyOf, isProduct, PRODUCT_NAMES, type Family, type Product } from './products.js';
 
@@ -49,6 +50,21 @@ const publicUrl: Parser<string | undefined> = (raw, name) => {
   if (!u || !/^https?:$/.test(u.protocol) || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '' || !/^https?:\/\/[^/]/.test(raw))
     throw new ConfigError(`${name}: an http(s) URL without query, fragment or credentials (e.g. https://api.example.com), got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
+};
+/** `off`, or the proxies' addresses: IPs or CIDR blocks, comma-separated. */
+const proxyList: Parser<string[]> = (raw, name) => {
+  if (raw === 'off' || raw === '') return [];
+  const list = raw.split(',').map((x) => x.trim());
+  for (const entry of list) {
+    const [ip, bits, extra] = entry.split('/');
+    const family = isIP(ip ?? '');
+    const max = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max)))
+      throw new ConfigError(
+        `${name}: \`off\` or the proxies' IP addresses or CIDR blocks, comma-separated (10.0.0.5,192.168.0.0/16), got ${JSON.stringify(entry)}`,
+      );
+  }
+  return list;
 };
 /** smtp:// or smtps://, with a host. */
 const smtpUrl: Parser<string | undefined> = (raw, name) => {
@@ -149,6 +165,12 @@ export const settings = {
     default: undefined,
     parse: optionalStr,
     doc: 'Value `X-Gateway-Host` must carry on the gateway door. Unset: the gateway door rejects every request (Bearer keys still work).',
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    default: [] as string[],
+    parse: proxyList,
+    doc: "The gateway's or load balancer's addresses (IPs or CIDR blocks, comma-separated): a request from one of them is taken to come from the client its `X-Forwarded-For` names, over the scheme `X-Forwarded-Proto` names, so per-client limits (dashboard sign-ins) and logs see the client, and the session cookie is `Secure` behind TLS. `off`: those headers are ignored, as anyone can send them.",
   },
   publicUrl: {
     env: 'PUBLIC_URL',

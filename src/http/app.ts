@@ -42,6 +42,8 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: service.log as FastifyBaseLogger,
     bodyLimit: service.config.bodyLimit,
+    // TRUST_PROXY: X-Forwarded-For/-Proto from these peers only give req.ip and req.protocol.
+    trustProxy: service.config.trustProxy.length > 0 ? service.config.trustProxy : false,
     // A caller's own request id is echoed when it is sane; otherwise one is made.
     requestIdHeader: false,
     genReqId: (req) => {
