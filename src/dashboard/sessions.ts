@@ -16,8 +16,9 @@
  * before any read. Ranges are read whole
  * before their rows are deleted: no delete runs under an open cursor.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'lmdb';
+import { hashSecret } from '../platform/index.js';
 import type { Store } from '../store/index.js';
 
 /** How long a sign-in link works. */
@@ -45,7 +46,6 @@ export interface Session {
   csrf: string;
 }
 
-const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const token = (): string => randomBytes(32).toString('base64url');
 
 /** Compares two strings in time independent of where they differ. */
@@ -92,7 +92,7 @@ export class SessionStore {
     const expiresAt = now + LOGIN_LINK_TTL_MS;
     this.store.root.transactionSync(() => {
       for (const { key, value } of [...this.#links.getRange()]) if (value.expiresAt <= now) this.#links.removeSync(key);
-      this.#links.putSync(sha256(t), { account, createdAt: now, expiresAt });
+      this.#links.putSync(hashSecret(t), { account, createdAt: now, expiresAt });
     });
     return { token: t, expiresAt };
   }
@@ -105,7 +105,7 @@ export class SessionStore {
   redeem(linkToken: string, ttlMs: number): { cookie: string; session: Session } | null {
     if (!/^[A-Za-z0-9_-]{43}$/.test(linkToken)) return null;
     const now = this.clock();
-    const hash = sha256(linkToken);
+    const hash = hashSecret(linkToken);
     return this.store.root.transactionSync(() => {
       const link = this.#links.get(hash);
       if (!link) return null;
@@ -119,7 +119,7 @@ export class SessionStore {
         }
       }
       const t = token();
-      const id = sha256(t);
+      const id = hashSecret(t);
       const expiresAt = now + ttlMs;
       this.#sessions.putSync(id, { account: link.account, createdAt: now, expiresAt });
       this.#byAccount.putSync([link.account, id], expiresAt);
@@ -133,7 +133,7 @@ export class SessionStore {
     if (dot !== 43 || cookie.length > 200) return null;
     const t = cookie.slice(0, dot);
     if (!sameText(cookie.slice(dot + 1), this.#sign(t))) return null;
-    const id = sha256(t);
+    const id = hashSecret(t);
     const s = this.#sessions.get(id);
     if (!s || s.expiresAt <= this.clock()) return null;
     return this.#session(id, s.account, s.expiresAt);

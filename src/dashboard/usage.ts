@@ -7,7 +7,7 @@
  * (1 unless it says), a refund takes them back; credits spent are the debits' credits less
  * what refunds returned.
  */
-import type { LedgerEntry, Product } from '../platform/index.js';
+import { isoSeconds, type LedgerEntry, type Product } from '../platform/index.js';
 
 export interface DayCell {
   requests: number;
@@ -90,8 +90,6 @@ function field(v: string | number | undefined): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 /** The ledger as CSV (RFC 4180, CRLF line ends), oldest first, a header line first. */
 export function ledgerCsv(entries: Iterable<LedgerEntry>): string {
   const lines = [CSV_HEADER.join(',')];
@@ -99,7 +97,7 @@ export function ledgerCsv(entries: Iterable<LedgerEntry>): string {
     lines.push(
       [
         e.seq,
-        iso(e.at),
+        isoSeconds(e.at),
         e.kind,
         e.credits,
         e.balance,

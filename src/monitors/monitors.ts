@@ -296,13 +296,13 @@ export class Monitors {
       // Prepared before a window comes, so a new set's cost is not a window's.
       if (this.#dirty) await this.#refresh();
       const through = this.deps.monitors.through() ?? 0;
-      let to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
+      const to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
       if (to <= through) {
         this.#yieldingSince = undefined;
         return;
       }
+      // After a wait, round again: what is in reach has grown.
       if (await this.#yieldToImports()) continue;
-      to = this.#boundary(Math.min(this.#reach(), through + WINDOW));
       this.#resolveSources();
       const t = performance.now();
       const columns = await this.#matcher.advanceColumns(through, to);

@@ -38,7 +38,8 @@ const PREFIX: Record<KeyScheme, string> = { gateway: 'nmg_', bearer: 'nmb_' };
 /** The scheme's prefix and 6 of the 43 random characters: 36 of 256 bits, which leaves nothing guessable. */
 const HINT_CHARS = 10;
 
-const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+/** What is stored of a secret (a key's, a dashboard token's): its SHA-256, hex. */
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 /** A key as listed: everything but the hash. */
 export type KeyInfo = Omit<KeyRecord, 'hash'>;

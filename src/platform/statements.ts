@@ -28,7 +28,8 @@ export interface AccountSummary {
   subscriptions: SubscriptionView[];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Unix ms as ISO 8601 in whole seconds (`2026-01-31T12:00:00Z`), as statements and the ledger show times. */
+export const isoSeconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The summary of `account` at `now`, from its state (expired credits written off already) and its subscriptions. */
 export function summaryOf(account: AccountRecord, state: AccountState, subs: Iterable<Subscription>, now: number): AccountSummary {
@@ -42,8 +43,8 @@ export function summaryOf(account: AccountRecord, state: AccountState, subs: Ite
     const view: SubscriptionView = {
       product: sub.product,
       plan: sub.plan,
-      period_start: iso(period.start),
-      period_end: iso(period.end),
+      period_start: isoSeconds(period.start),
+      period_end: isoSeconds(period.end),
       used,
       rate_limit: rateOf(sub.product, sub.plan),
       credits_per_call: creditsOf(sub.product),
@@ -58,13 +59,13 @@ export function summaryOf(account: AccountRecord, state: AccountState, subs: Ite
   return {
     id: account.id,
     name: account.name,
-    created_at: iso(account.createdAt),
+    created_at: isoSeconds(account.createdAt),
     credits: {
       total: total(lots),
       subscription: sum('subscription'),
       free: sum('free'),
       purchased: sum('purchased'),
-      expiring: lots.filter((l) => l.expiresAt !== null && l.credits > 0).map((l) => ({ credits: l.credits, expires_at: iso(l.expiresAt!) })),
+      expiring: lots.filter((l) => l.expiresAt !== null && l.credits > 0).map((l) => ({ credits: l.credits, expires_at: isoSeconds(l.expiresAt!) })),
     },
     subscriptions,
   };
