@@ -52,14 +52,14 @@ void fsync_dir(const std::string& dir) {
 
 // Candidates of an index scan: rows with bounds on their score from the int8 pass. The k best
 // lower bounds, one per revision (a revision's rows may come from several lists), give a floor
-// no revision whose upper bound is below can pass to enter the top k; it rises as rows come,
-// so most rows of a list are dropped at a compare.
+// no row whose upper bound is below can reach the top k; it rises as rows come, so most rows of
+// a list are dropped at a compare.
 class Candidates {
  public:
   struct Entry {
     uint64_t ord;
     float lo, hi;
-    uint64_t label;  // the row of the best upper bound
+    uint64_t label;
   };
   Candidates(size_t k, float min_score) : k_(k), floor_(min_score) {}
   float floor() const { return floor_; }
@@ -78,20 +78,11 @@ class Candidates {
     else *std::min_element(best_.begin(), best_.end()) = {lo, ord};
     refloor();
   }
-  // One entry per revision (the row of its best upper bound, its best lower bound), none below
-  // the floor.
-  void merge() {
+  // Drops the rows whose upper bound fell below the floor as later rows raised it.
+  void prune() {
     rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const Entry& e) { return e.hi < floor_; }), rows_.end());
-    std::sort(rows_.begin(), rows_.end(), [](const Entry& a, const Entry& b) { return a.ord < b.ord || (a.ord == b.ord && a.hi > b.hi); });
-    size_t out = 0;
-    for (size_t i = 0; i < rows_.size();) {
-      Entry e = rows_[i];
-      for (i++; i < rows_.size() && rows_[i].ord == e.ord; i++) e.lo = std::max(e.lo, rows_[i].lo);
-      rows_[out++] = e;
-    }
-    rows_.resize(out);
   }
-  // After merge(): one entry per revision.
+  // One entry per row read with its bound still reaching the floor (after prune()).
   const std::vector<Entry>& entries() const { return rows_; }
 
  private:
@@ -105,6 +96,33 @@ class Candidates {
   float floor_;
   std::vector<std::pair<float, uint64_t>> best_;
   std::vector<Entry> rows_;
+};
+
+// The k best exact scores of distinct revisions, each a revision's best row scored so far (so
+// a lower bound on its score that only rises): the k-th is a floor on the final k-th.
+class BestRevisions {
+ public:
+  explicit BestRevisions(size_t k) : k_(k) {}
+  void raise(uint64_t ord, float score) {
+    for (auto& b : best_)
+      if (b.second == ord) {
+        if (score > b.first) b.first = score, refloor();
+        return;
+      }
+    if (best_.size() < k_) best_.push_back({score, ord}), refloor();
+    else if (score > floor_) *std::min_element(best_.begin(), best_.end()) = {score, ord}, refloor();
+  }
+  // The k-th best, or -inf while fewer than k revisions are known.
+  float floor() const { return best_.size() < k_ ? -INFINITY : floor_; }
+
+ private:
+  void refloor() {
+    floor_ = INFINITY;
+    for (auto& b : best_) floor_ = std::min(floor_, b.first);
+  }
+  size_t k_;
+  float floor_ = -INFINITY;
+  std::vector<std::pair<float, uint64_t>> best_;
 };
 
 // Asks for a row's f16 vector (2 KB) ahead of scoring it.
@@ -620,6 +638,10 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     K.dot_i8_4x1(sel, p.code, p.sum, kDims, dots);
     for (size_t i = 0; i < m; i++) {
       float a = scale[i] * p.scale * (float)dots[i], e = scale[i] * p.half_l1 + p.fixed;
+      if (a + e < cand.floor()) continue;
+      // A candidate: its codes against the f32 query (in cache now) take the query's own
+      // rounding out of the bound, so fewer rows reach the f16 rescoring.
+      a = scale[i] * K.dot_i8_f32(sel[i], q, kDims), e = scale[i] * p.q_half_l1 + p.f16_slack;
       cand.add(ords[i], labels[i], a - e, a + e);
     }
     m = 0;
@@ -629,13 +651,21 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     sel[m] = code, scale[m] = s, ords[m] = ord, labels[m] = label;
     if (++m == 4) flush();
   };
+  std::vector<uint8_t> listed(nc);
   auto read_list = [&](uint32_t l) {
     st.lists++;
+    listed[l] = 1;
     // The saved rows: stored together, read in one sequential sweep.
     if (file_) {
       uint64_t b = file_->begin(l), e = file_->end(l);
       st.rows += e - b;
       for (uint64_t i = b; i < e; i++) {
+        // Codes asked for 8 rows (two pages) ahead: the hardware's stream prefetch stops at
+        // each 4 KB page, which holds only four rows.
+        if (i + 8 < e) {
+          const int8_t* a = file_->code(i + 8);
+          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(a + o);
+        }
         const IndexRec& r = file_->rec(i);
         if (first_only ? !r.first()
                        : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label)))
@@ -668,61 +698,86 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   std::vector<Hit> pending;
   st.pending = rows - filed_rows_;
   if (st.pending > 0) pending = topk_scan(views, q, k, min_score, f, *pool_, RowSet{filed_to_});
-  // Rescoring in two steps. Candidates in order of their upper bound: each one's best row,
-  // scored exactly in f16, is a lower bound on its revision, and once the next upper bound is
-  // below the k-th of those nothing after it can enter the top k. Then the chosen revisions are
-  // scored whole (their best chunk may be another row, or in another list).
-  std::unordered_map<uint64_t, float> row_exact;  // revisions whose best row was scored, by ord
-  std::unordered_map<uint64_t, Hit> exact;        // revisions scored whole, by ord
+  // Rescoring, row by row in order of upper bound: each row scored exactly in f16 raises its
+  // revision's score, and once the next upper bound is below both the floor and the k-th best
+  // revision so far, no row after it can change the top k. A revision with a row scored may
+  // have rows in lists not read (its chunks are filed apart): those are scored too, so every
+  // revision returned is scored over all its rows that could be its best.
+  std::unordered_map<uint64_t, float> by_label;  // rows scored in f16, kept across calls
+  auto exact_row = [&](const Cols& c, size_t r) {
+    auto it = by_label.find(c.label[r]);
+    if (it != by_label.end()) return it->second;
+    st.rescored++;
+    return by_label.emplace(c.label[r], K.dot_f16_f32(c.f16 + r * kDims, q, kDims)).first->second;
+  };
   auto result = [&]() {
-    cand.merge();
-    float fl = std::max(cand.floor(), min_score);
+    cand.prune();
     const auto& entries = cand.entries();
-    std::vector<uint32_t> by_hi;
-    for (uint32_t i = 0; i < entries.size(); i++)
-      if (entries[i].hi >= fl) by_hi.push_back(i);
-    std::sort(by_hi.begin(), by_hi.end(), [&](uint32_t a, uint32_t b) { return entries[a].hi > entries[b].hi || (entries[a].hi == entries[b].hi && entries[a].ord < entries[b].ord); });
-    std::priority_queue<float, std::vector<float>, std::greater<float>> kth;
-    auto keep = [&](float x) {
-      if (x < min_score) return;
-      kth.push(x);
-      if (kth.size() > k) kth.pop();
+    // Highest bound first; the walk below stops after a fraction of the rows.
+    std::vector<std::pair<float, uint32_t>> by_hi(entries.size());
+    for (uint32_t i = 0; i < entries.size(); i++) by_hi[i] = {entries[i].hi, i};
+    std::sort(by_hi.begin(), by_hi.end(), [&](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && entries[a.second].label < entries[b.second].label);
+    });
+    BestRevisions top(k);
+    for (const Hit& h : pending) top.raise(h.ord, h.score);
+    struct Rev {
+      Hit best;
+      const Cols* c;
+      size_t row;
     };
-    for (const Hit& h : pending) keep(h.score);
-    auto where = [&](const Candidates::Entry& e) -> std::pair<const Cols*, size_t> {
-      const LabelInfo* i = info(e.label);
+    std::unordered_map<uint64_t, Rev> revs;
+    auto note = [&](uint64_t ord, const Cols& c, size_t r, float s) {
+      auto [it, fresh] = revs.try_emplace(ord, Rev{Hit{ord, c.label[r], s}, &c, r});
+      Hit& b = it->second.best;
+      // Ties go to the lower label, as a scan scoring the revision's rows in order picks.
+      if (!fresh && (s > b.score || (s == b.score && c.label[r] < b.label))) b.score = s, b.label = c.label[r];
+      top.raise(ord, s);
+    };
+    auto where = [&](uint64_t label) -> std::pair<const Cols*, size_t> {
+      const LabelInfo* i = info(label);
       return {&view_of(views, i->view), i->row};
     };
-    auto f16_of = [&](const Candidates::Entry& e) {
-      auto [c, r] = where(e);
-      return c->f16 + r * kDims;
-    };
-    std::vector<uint32_t> chosen;
+    // The rows are scattered: a row's place (its label's entry) is asked for 16 rows ahead and
+    // its f16 vector 4 ahead, so the walk waits on neither.
+    float fl = cand.floor();
     for (size_t j = 0; j < by_hi.size(); j++) {
-      const Candidates::Entry& e = entries[by_hi[j]];
-      if (kth.size() >= k && e.hi < kth.top()) break;
-      // The rows are scattered: ask for a few ahead while this one is scored.
-      if (j + 4 < by_hi.size()) prefetch_f16(f16_of(entries[by_hi[j + 4]]));
-      auto it = row_exact.find(e.ord);
-      if (it == row_exact.end()) {
-        it = row_exact.emplace(e.ord, K.dot_f16_f32(f16_of(e), q, kDims)).first;
-        st.rescored++;
+      const Candidates::Entry& e = entries[by_hi[j].second];
+      if (e.hi < fl || e.hi < top.floor()) break;
+      if (j + 16 < by_hi.size()) __builtin_prefetch(info(entries[by_hi[j + 16].second].label));
+      if (j + 4 < by_hi.size()) {
+        auto [c, r] = where(entries[by_hi[j + 4].second].label);
+        prefetch_f16(c->f16 + r * kDims);
       }
-      keep(it->second);
-      chosen.push_back(by_hi[j]);
+      auto [c, r] = where(e.label);
+      note(e.ord, *c, r, exact_row(*c, r));
     }
-    for (uint32_t i : chosen) {
-      const Candidates::Entry& e = entries[i];
-      if (!exact.count(e.ord)) {
-        auto [c, r] = where(e);
-        exact[e.ord] = score_revision(*c, r, q);
+    // The rows of those revisions in lists not read (rows not yet filed are the pending scan's),
+    // each revision's row range asked for a few revisions ahead.
+    std::vector<Rev*> touched;
+    touched.reserve(revs.size());
+    for (auto& [ord, rev] : revs) touched.push_back(&rev);
+    for (size_t t = 0; t < touched.size(); t++) {
+      if (t + 4 < touched.size()) {
+        const Rev& a = *touched[t + 4];
+        __builtin_prefetch(&a.c->ord[a.row]);
+        __builtin_prefetch(info(a.c->label[a.row]));
+      }
+      const Rev& rev = *touched[t];
+      const Cols& c = *rev.c;
+      uint64_t ord = rev.best.ord;
+      size_t lo = rev.row, hi = rev.row + 1;
+      while (lo > 0 && c.ord[lo - 1] == ord) lo--;
+      while (hi < c.n && c.ord[hi] == ord) hi++;
+      for (size_t x = lo; x < hi; x++) {
+        const LabelInfo* i = info(c.label[x]);
+        if (!i || i->list >= nc || listed[i->list] || !label_allowed(f, c.label[x])) continue;
+        note(ord, c, x, exact_row(c, x));
       }
     }
     std::unordered_map<uint64_t, Hit> by_ord;
-    for (uint32_t i : chosen) {
-      const Hit& h = exact[entries[i].ord];
-      if (h.score >= min_score) by_ord[h.ord] = h;
-    }
+    for (auto& [ord, rev] : revs)
+      if (rev.best.score >= min_score) by_ord[ord] = rev.best;
     for (const Hit& h : pending) {
       auto it = by_ord.find(h.ord);
       if (it == by_ord.end() || better(h, it->second)) by_ord[h.ord] = h;

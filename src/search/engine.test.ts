@@ -1291,6 +1291,94 @@ describe('int8 margin', () => {
     const k = await e.topk(q, 1, score - 0.005, null, 'scan');
     expect(Array.from(k.ords), 'top-k with min_score').toEqual([0]);
   });
+
+  it('the index keeps that row against a rival whose bound is tight (the refined bound is rigorous, not typical)', async () => {
+    // The same row, its estimate 0.08 low and its bound 0.0835 wide, beside a rival scoring 0.01
+    // less whose bound is ~0.013: the rival's lower bound is above the row's estimate, so only a
+    // full-width bound on the row keeps it to be rescored. Filler rows let the index train.
+    const v = new Float32Array(DIMS);
+    const step = 4.49 / 127;
+    const a = 1 / Math.sqrt(1 + (DIMS - 1) * step * step);
+    v[0] = a;
+    for (let i = 1; i < DIMS; i++) v[i] = step * a;
+    const q = new Float32Array(DIMS);
+    for (let i = 1; i < DIMS; i++) q[i] = 1 / Math.sqrt(DIMS - 1);
+    let score = 0;
+    for (let i = 0; i < DIMS; i++) score += v[i] * q[i];
+    const rng = new Rng(77);
+    const noise = jitter(rng, new Float64Array(DIMS), 1);
+    let along = 0;
+    for (let i = 0; i < DIMS; i++) along += noise[i] * q[i];
+    const rival = unit(
+      Array.from(noise, (x, i) => (score - 0.01) * q[i] + (Math.sqrt(1 - (score - 0.01) ** 2) * (x - along * q[i])) / Math.sqrt(1 - along * along)),
+    );
+    const n = 300;
+    const vectors = new Float32Array(n * DIMS);
+    for (let r = 0; r < n - 2; r++) vectors.set(jitter(rng, new Float64Array(DIMS), 1), r * DIMS);
+    vectors.set(rival, (n - 2) * DIMS);
+    vectors.set(v, (n - 1) * DIMS);
+    const e = openEngine(tempDir(), { ...PROD, lists: 4 });
+    e.append({
+      labels: Float64Array.from({ length: n }, (_, i) => i),
+      ords: Float64Array.from({ length: n }, (_, i) => i),
+      times: new Float64Array(n).fill(T0),
+      sources: new Uint32Array(n),
+      first: new Uint8Array(n).fill(1),
+      vectors,
+    });
+    await indexAll(e);
+    const r = await e.topk(q, 1, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
+    expect(r.plan).toBe('index');
+    expect(Array.from(r.ords), `the row scoring ${score} beats the rival at ${score - 0.01}`).toEqual([n - 1]);
+    expect(Math.abs(r.scores[0] - score)).toBeLessThanOrEqual(TOL);
+  });
+});
+
+describe('index rescoring', () => {
+  it('returns exactly the scan top k when thousands of chunks score within a few hundredths', async () => {
+    // One story: every chunk scores the query 0.71 ± 0.02, so the k-th best lies among hundreds
+    // of near ties and a rescoring walk that stopped early, or judged a revision by one chunk,
+    // would show here.
+    const rng = new Rng(2024);
+    const q0 = jitter(rng, new Float64Array(DIMS), 1);
+    const revs = 600;
+    const per = 3;
+    const n = revs * per;
+    const vectors = new Float32Array(n * DIMS);
+    for (let i = 0; i < n; i++) vectors.set(jitter(rng, q0, 1), i * DIMS);
+    const e = openEngine(tempDir(), { ...PROD, lists: 6 });
+    e.append({
+      labels: Float64Array.from({ length: n }, (_, i) => i),
+      ords: Float64Array.from({ length: n }, (_, i) => Math.floor(i / per)),
+      times: new Float64Array(n).fill(T0),
+      sources: new Uint32Array(n),
+      first: new Uint8Array(n).fill(1),
+      vectors,
+    });
+    await indexAll(e);
+    for (let t = 0; t < 5; t++) {
+      const q = t === 0 ? q0 : jitter(rng, q0, 0.3);
+      const exact = await e.topk(q, revs, -1, {}, 'scan');
+      const every = new Map(Array.from(exact.ords, (o, i) => [o, { score: exact.scores[i], label: exact.labels[i] }]));
+      for (const k of [10, 50]) {
+        const what = `query ${t}, k ${k}`;
+        const all = await e.topk(q, k, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
+        expect(all.plan, what).toBe('index');
+        expect(Array.from(all.ords), `${what}: every list read`).toEqual(Array.from(exact.ords.slice(0, k)));
+        expect(Array.from(all.scores), what).toEqual(Array.from(exact.scores.slice(0, k)));
+        expect(Array.from(all.labels), what).toEqual(Array.from(exact.labels.slice(0, k)));
+        // Fewer lists read: a revision's chunks in lists not read are scored too, so each score
+        // returned is its revision's best chunk.
+        const some = await e.topk(q, k, -1, {}, 'index', { probeDelta: 0, probeMinRows: 1, probeMaxRows: n, farScore: -1 });
+        expect(some.probe.lists, what).toBeLessThan(6);
+        for (let i = 0; i < some.ords.length; i++) {
+          const want = every.get(some.ords[i])!;
+          expect(some.scores[i], `${what}: ord ${some.ords[i]}`).toBe(want.score);
+          expect(some.labels[i], `${what}: ord ${some.ords[i]}`).toBe(want.label);
+        }
+      }
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
