@@ -125,6 +125,16 @@ class BestRevisions {
   std::vector<std::pair<float, uint64_t>> best_;
 };
 
+// |f16 row - scale * code|_2, in double and rounded up: an index record's `err`.
+float code_error(const uint16_t* v, const int8_t* code, float scale) {
+  double s = 0;
+  for (size_t i = 0; i < kDims; i++) {
+    double d = (double)f16_to_f32(v[i]) - (double)scale * code[i];
+    s += d * d;
+  }
+  return (float)(std::sqrt(s) * (1 + 1e-6)) + 1e-7f;
+}
+
 // Asks for a row's f16 vector (2 KB) ahead of scoring it.
 inline void prefetch_f16(const uint16_t* v) {
   const char* p = reinterpret_cast<const char*>(v);
@@ -550,6 +560,16 @@ void Engine::save_index() {
   size_t nl = centroids.size();
   std::vector<uint64_t> counts(nl);
   for (size_t l = 0; l < nl; l++) counts[l] = (file_ ? file_->end(l) - file_->begin(l) : 0) + refs[l].size();
+  // The rows new to the file get their rounding error measured, list by list on every thread.
+  std::vector<std::vector<float>> errs(nl);
+  pool_->run(nl, [&](size_t l) {
+    errs[l].resize(refs[l].size());
+    for (size_t j = 0; j < refs[l].size(); j++) {
+      const Cols& c = view_of(views, refs[l][j].view());
+      size_t r = refs[l][j].row;
+      errs[l][j] = code_error(c.f16 + r * kDims, c.i8 + r * kDims, c.scale[r]);
+    }
+  });
   std::string path = join(opt_.dir, kIndexFile);
   IndexFile::write(path, centroids, trained, label_base, lists_of.data(), lists_of.size(), counts,
                    [&](size_t l, size_t i, const int8_t** code, IndexRec* rec) {
@@ -562,7 +582,8 @@ void Engine::save_index() {
                      Ref x = refs[l][i - old];
                      const Cols& c = view_of(views, x.view());
                      *code = c.i8 + (size_t)x.row * kDims;
-                     *rec = {c.label[x.row], c.ord[x.row], c.time[x.row], c.scale[x.row], c.source[x.row] | (c.first[x.row] ? 0x80000000u : 0u)};
+                     *rec = {c.label[x.row], c.ord[x.row], c.time[x.row], c.scale[x.row], c.source[x.row] | (c.first[x.row] ? 0x80000000u : 0u),
+                             errs[l][i - old], 0};
                    });
   auto f = std::make_unique<IndexFile>(path);
   std::unique_lock<std::shared_mutex> lock(mu_);
@@ -629,7 +650,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   bool any = filtered(f), first_only = f.first_only && f.tmin == INT64_MIN && f.tmax == INT64_MAX && f.sources.empty();
   // Allowed rows four at a time: the kernel has four rows' loads in flight.
   const int8_t* sel[4];
-  float scale[4];
+  float scale[4], errs[4];
   uint64_t ords[4], labels[4];
   size_t m = 0;
   auto flush = [&]() {
@@ -640,15 +661,16 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
       float a = scale[i] * p.scale * (float)dots[i], e = scale[i] * p.half_l1 + p.fixed;
       if (a + e < cand.floor()) continue;
       // A candidate: its codes against the f32 query (in cache now) take the query's own
-      // rounding out of the bound, so fewer rows reach the f16 rescoring.
-      a = scale[i] * K.dot_i8_f32(sel[i], q, kDims), e = scale[i] * p.q_half_l1 + p.f16_slack;
+      // rounding out of the bound, and a saved row's measured rounding error narrows it
+      // further, so fewer rows reach the f16 rescoring.
+      a = scale[i] * K.dot_i8_f32(sel[i], q, kDims), e = std::min(scale[i] * p.q_half_l1 + p.f16_slack, errs[i] * p.q_norm + 1e-5f);
       cand.add(ords[i], labels[i], a - e, a + e);
     }
     m = 0;
   };
-  auto take = [&](const int8_t* code, float s, uint64_t ord, uint64_t label) {
+  auto take = [&](const int8_t* code, float s, uint64_t ord, uint64_t label, float err) {
     st.allowed++;
-    sel[m] = code, scale[m] = s, ords[m] = ord, labels[m] = label;
+    sel[m] = code, scale[m] = s, ords[m] = ord, labels[m] = label, errs[m] = err;
     if (++m == 4) flush();
   };
   std::vector<uint8_t> listed(nc);
@@ -670,7 +692,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         if (first_only ? !r.first()
                        : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label)))
           continue;
-        take(file_->code(i), r.scale, r.ord, r.label);
+        take(file_->code(i), r.scale, r.ord, r.label, r.err);
       }
     }
     // Rows filed since: scattered over the columns, so each is asked for a few rows ahead (not
@@ -689,7 +711,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         Ref x = (*refs)[j];
         const Cols& c = view_of(views, x.view());
         if (first_only ? !x.first() : any && !row_allowed(c, x.row, f)) continue;
-        take(c.i8 + (size_t)x.row * kDims, c.scale[x.row], c.ord[x.row], c.label[x.row]);
+        take(c.i8 + (size_t)x.row * kDims, c.scale[x.row], c.ord[x.row], c.label[x.row], INFINITY);
       }
     }
     flush();

@@ -161,7 +161,7 @@ Centroids Centroids::load(const uint8_t* p, size_t count) {
 
 namespace {
 
-constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '2', '\0'};
+constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '3', '\0'};
 
 struct IndexHeader {
   char magic[8];
@@ -175,7 +175,7 @@ uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
 IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
   IndexHeader h{};
   std::memcpy(h.magic, kIndexMagic, 8);
-  h.version = 2;
+  h.version = 3;
   h.dims = kDims;
   h.labels = labels, h.lists = lists, h.rows = rows;
   uint64_t o = align64(sizeof(IndexHeader));
@@ -193,7 +193,7 @@ IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
 IndexFile::IndexFile(const std::string& path) : map_(new Mapping(path, sizeof(IndexHeader), "index file")) {
   IndexHeader h;
   std::memcpy(&h, map_->data(), sizeof h);
-  bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 2 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
+  bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 3 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
               h.labels < (1ull << 40) && h.rows <= h.labels;
   IndexHeader want = sane ? layout(h.labels, h.lists, h.rows) : IndexHeader{};
   if (sane) std::memcpy(&want, &h, offsetof(IndexHeader, off_centroids));

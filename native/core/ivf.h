@@ -55,6 +55,10 @@ struct IndexRec {
   int64_t time;
   float scale;
   uint32_t tag;  // source id, and the first-revision flag in the top bit
+  // |f16 vector - scale * code|_2, rounded up: a query's refined estimate from the codes is
+  // within |q|_2 * err of the f16 score (Cauchy-Schwarz), about 0.7x the per-component bound.
+  float err;
+  uint32_t reserved;
   uint32_t source() const { return tag & 0x7fffffffu; }
   bool first() const { return tag >> 31; }
 };

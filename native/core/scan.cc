@@ -16,8 +16,9 @@ void prepare(const float* q, Prepared* p) {
   p->scale = quantize_i8(q, p->code, kDims);
   int32_t sum = 0;
   int64_t l1 = 0;
-  double err = 0, ql1 = 0;
+  double err = 0, ql1 = 0, q2 = 0;
   for (size_t i = 0; i < kDims; i++) {
+    q2 += (double)q[i] * q[i];
     sum += p->code[i];
     l1 += std::abs((int32_t)p->code[i]);
     double e = (double)q[i] - (double)p->scale * p->code[i];
@@ -29,6 +30,7 @@ void prepare(const float* q, Prepared* p) {
   p->f16_slack = (float)(4.9e-4 + 1e-5);
   p->fixed = (float)std::sqrt(err) + p->f16_slack;
   p->q_half_l1 = (float)(0.5 * ql1 * (1 + 1e-6));
+  p->q_norm = (float)(std::sqrt(q2) * (1 + 1e-6));
 }
 
 namespace {

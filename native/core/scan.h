@@ -54,6 +54,9 @@ struct Prepared {
   // dot(code_v, q)| <= scale_v * q_half_l1 (row rounding only), plus the f16 slack.
   float q_half_l1;
   float f16_slack;
+  // |q|_2, rounded up: with a row's measured rounding error, a second bound on the same
+  // refined test (|v.q - scale_v * dot(code_v, q)| <= |q|_2 * err_v).
+  float q_norm;
 };
 void prepare(const float* q, Prepared* p);
 

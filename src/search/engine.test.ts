@@ -1327,10 +1327,18 @@ describe('int8 margin', () => {
       vectors,
     });
     await indexAll(e);
-    const r = await e.topk(q, 1, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
-    expect(r.plan).toBe('index');
-    expect(Array.from(r.ords), `the row scoring ${score} beats the rival at ${score - 0.01}`).toEqual([n - 1]);
-    expect(Math.abs(r.scores[0] - score)).toBeLessThanOrEqual(TOL);
+    // Filed rows (bounded per component), then saved ones (bounded by their measured error too).
+    for (const state of ['filed', 'saved']) {
+      if (state === 'saved') {
+        await e.seal();
+        await e.saveIndex();
+        expect(e.stats().indexSaved).toBe(n);
+      }
+      const r = await e.topk(q, 1, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
+      expect(r.plan, state).toBe('index');
+      expect(Array.from(r.ords), `${state}: the row scoring ${score} beats the rival at ${score - 0.01}`).toEqual([n - 1]);
+      expect(Math.abs(r.scores[0] - score), state).toBeLessThanOrEqual(TOL);
+    }
   });
 });
 
@@ -1356,25 +1364,33 @@ describe('index rescoring', () => {
       vectors,
     });
     await indexAll(e);
-    for (let t = 0; t < 5; t++) {
-      const q = t === 0 ? q0 : jitter(rng, q0, 0.3);
-      const exact = await e.topk(q, revs, -1, {}, 'scan');
-      const every = new Map(Array.from(exact.ords, (o, i) => [o, { score: exact.scores[i], label: exact.labels[i] }]));
-      for (const k of [10, 50]) {
-        const what = `query ${t}, k ${k}`;
-        const all = await e.topk(q, k, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
-        expect(all.plan, what).toBe('index');
-        expect(Array.from(all.ords), `${what}: every list read`).toEqual(Array.from(exact.ords.slice(0, k)));
-        expect(Array.from(all.scores), what).toEqual(Array.from(exact.scores.slice(0, k)));
-        expect(Array.from(all.labels), what).toEqual(Array.from(exact.labels.slice(0, k)));
-        // Fewer lists read: a revision's chunks in lists not read are scored too, so each score
-        // returned is its revision's best chunk.
-        const some = await e.topk(q, k, -1, {}, 'index', { probeDelta: 0, probeMinRows: 1, probeMaxRows: n, farScore: -1 });
-        expect(some.probe.lists, what).toBeLessThan(6);
-        for (let i = 0; i < some.ords.length; i++) {
-          const want = every.get(some.ords[i])!;
-          expect(some.scores[i], `${what}: ord ${some.ords[i]}`).toBe(want.score);
-          expect(some.labels[i], `${what}: ord ${some.ords[i]}`).toBe(want.label);
+    const queries = [q0, ...Array.from({ length: 4 }, () => jitter(rng, q0, 0.3))];
+    // The same queries over filed rows, then over a saved index file (bounded by measured error too).
+    for (const state of ['filed', 'saved']) {
+      if (state === 'saved') {
+        await e.seal();
+        await e.saveIndex();
+        expect(e.stats().indexSaved).toBe(n);
+      }
+      for (const [t, q] of queries.entries()) {
+        const exact = await e.topk(q, revs, -1, {}, 'scan');
+        const every = new Map(Array.from(exact.ords, (o, i) => [o, { score: exact.scores[i], label: exact.labels[i] }]));
+        for (const k of [10, 50]) {
+          const what = `${state}, query ${t}, k ${k}`;
+          const all = await e.topk(q, k, -1, {}, 'index', { probeDelta: 2, probeMaxRows: n, farScore: -1 });
+          expect(all.plan, what).toBe('index');
+          expect(Array.from(all.ords), `${what}: every list read`).toEqual(Array.from(exact.ords.slice(0, k)));
+          expect(Array.from(all.scores), what).toEqual(Array.from(exact.scores.slice(0, k)));
+          expect(Array.from(all.labels), what).toEqual(Array.from(exact.labels.slice(0, k)));
+          // Fewer lists read: a revision's chunks in lists not read are scored too, so each
+          // score returned is its revision's best chunk.
+          const some = await e.topk(q, k, -1, {}, 'index', { probeDelta: 0, probeMinRows: 1, probeMaxRows: n, farScore: -1 });
+          expect(some.probe.lists, what).toBeLessThan(6);
+          for (let i = 0; i < some.ords.length; i++) {
+            const want = every.get(some.ords[i])!;
+            expect(some.scores[i], `${what}: ord ${some.ords[i]}`).toBe(want.score);
+            expect(some.labels[i], `${what}: ord ${some.ords[i]}`).toBe(want.label);
+          }
         }
       }
     }
