@@ -1263,10 +1263,12 @@ describe('argument checks', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('int8 margin', () => {
-  it('never loses a row, even a unit vector whose int8 rounding errors all point one way', async () => {
-    // One dominant component sets the int8 scale; every other component sits just under a
-    // rounding midpoint (4.49 steps), so all 1023 rounding errors share a sign. The query is
-    // aligned with those components: the int8 estimate is ~0.08 low, far beyond the 0.01 margin.
+  /**
+   * One dominant component sets the int8 scale; every other component sits just under a
+   * rounding midpoint (4.49 steps), so all 1023 rounding errors share a sign. The query is
+   * aligned with those components: the int8 estimate is ~0.08 low, far beyond the 0.01 margin.
+   */
+  const oneWayRow = () => {
     const v = new Float32Array(DIMS);
     const step = 4.49 / 127;
     const a = 1 / Math.sqrt(1 + (DIMS - 1) * step * step);
@@ -1276,6 +1278,11 @@ describe('int8 margin', () => {
     for (let i = 1; i < DIMS; i++) q[i] = 1 / Math.sqrt(DIMS - 1);
     let score = 0;
     for (let i = 0; i < DIMS; i++) score += v[i] * q[i];
+    return { v, q, score };
+  };
+
+  it('never loses a row, even a unit vector whose int8 rounding errors all point one way', async () => {
+    const { v, q, score } = oneWayRow();
     const e = openNative(tempDir());
     e.append({
       labels: Float64Array.of(0),
@@ -1296,15 +1303,7 @@ describe('int8 margin', () => {
     // The same row, its estimate 0.08 low and its bound 0.0835 wide, beside a rival scoring 0.01
     // less whose bound is ~0.013: the rival's lower bound is above the row's estimate, so only a
     // full-width bound on the row keeps it to be rescored. Filler rows let the index train.
-    const v = new Float32Array(DIMS);
-    const step = 4.49 / 127;
-    const a = 1 / Math.sqrt(1 + (DIMS - 1) * step * step);
-    v[0] = a;
-    for (let i = 1; i < DIMS; i++) v[i] = step * a;
-    const q = new Float32Array(DIMS);
-    for (let i = 1; i < DIMS; i++) q[i] = 1 / Math.sqrt(DIMS - 1);
-    let score = 0;
-    for (let i = 0; i < DIMS; i++) score += v[i] * q[i];
+    const { v, q, score } = oneWayRow();
     const rng = new Rng(77);
     const noise = jitter(rng, new Float64Array(DIMS), 1);
     let along = 0;
