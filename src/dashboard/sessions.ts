@@ -6,8 +6,8 @@
  * operator's logout survives kill -9, and a server sees the CLI's changes at its next request.
  *
  * LMDB, in the store (DATA_DIR/lmdb):
- *   dashLinks         sha256(link token) → LinkRecord       deleted when used (single use) or found expired
- *   dashSessions      sha256(session token) → SessionRecord
+ *   dashLinks         sha256(link token) → Grant   deleted when used (single use) or found expired
+ *   dashSessions      sha256(session token) → Grant
  *   dashAccountSess   [account id, sha256(session token)] → expiresAt   (an account's sessions, for logout)
  *   dashMeta          'secret' → 32 random bytes: signs cookies and derives CSRF tokens
  *   dashFormsUsed     [sha256(session token), form nonce] → what the form made (a key id)   gone with its session
@@ -24,13 +24,8 @@ import type { Store } from '../store/index.js';
 /** How long a sign-in link works. */
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 
-interface LinkRecord {
-  account: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-interface SessionRecord {
+/** A sign-in link's record, and a session's. */
+interface Grant {
   account: string;
   createdAt: number;
   expiresAt: number;
@@ -56,8 +51,8 @@ function sameText(a: string, b: string): boolean {
 }
 
 export class SessionStore {
-  readonly #links: Database<LinkRecord, string>;
-  readonly #sessions: Database<SessionRecord, string>;
+  readonly #links: Database<Grant, string>;
+  readonly #sessions: Database<Grant, string>;
   readonly #byAccount: Database<number, [string, string]>;
   readonly #formsUsed: Database<string, [string, string]>;
   readonly #secret: Buffer;
@@ -170,9 +165,9 @@ export class SessionStore {
   }
 
   /**
-   * A form's one-time nonce (a page's form carries a fresh one): the first post with it records
-   * what it made and gets undefined; a repeat of that post (a reload, a double click) gets what
-   * the first one made, so it is not made twice. Read and written in one transaction.
+   * A form's one-time nonce (a page's form carries a fresh one): the first post with it makes
+   * and records (`repeat: false`); a repeat of that post (a reload, a double click) gets what the
+   * first one made (`repeat: true`), so it is not made twice. Read and written in one transaction.
    */
   useForm(session: Session, nonce: string, make: () => string): { made: string; repeat: boolean } {
     return this.store.root.transactionSync(() => {

@@ -133,17 +133,18 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   matchRoutes(app, service);
   accountRoutes(app, service.billing);
   // The account dashboard's HTML pages (hidden from /openapi.json).
+  const publicUrl = publicBaseUrl(service.config);
   await dashboardRoutes(app, {
     sessions: service.sessions,
     emails: service.emails,
     mailer: service.config.smtpUrl === undefined ? null : smtpMailer(service.config.smtpUrl, service.config.smtpFrom!),
-    publicUrl: publicBaseUrl(service.config),
+    publicUrl,
     billing: service.billing,
     keys: service.keys,
     refresh: () => service.store.refresh(),
     sessionMs: service.config.dashboardSessionHours * 3_600_000,
     signInsPerMinute: service.config.dashboardSignInsPerMinute,
-    secureCookie: publicBaseUrl(service.config).startsWith('https:'),
+    secureCookie: publicUrl.startsWith('https:'),
   });
   monitorRoutes(app, {
     monitors: service.monitors,

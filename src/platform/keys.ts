@@ -44,6 +44,8 @@ export const hashSecret = (secret: string): string => createHash('sha256').updat
 /** A key as listed: everything but the hash. */
 export type KeyInfo = Omit<KeyRecord, 'hash'>;
 
+const infoOf = ({ hash: _hash, ...info }: KeyRecord): KeyInfo => info;
+
 export class KeyStore {
   readonly #keys: Database<KeyRecord, string>;
   readonly #hashes: Database<string, string>;
@@ -82,15 +84,13 @@ export class KeyStore {
   }
 
   list(): KeyInfo[] {
-    return [...this.#keys.getRange()].map(({ value: { hash: _hash, ...info } }) => info);
+    return [...this.#keys.getRange()].map(({ value }) => infoOf(value));
   }
 
   /** A key by id (revoked ones too), without its hash. */
   get(id: string): KeyInfo | undefined {
     const k = this.#keys.get(id);
-    if (!k) return undefined;
-    const { hash: _hash, ...info } = k;
-    return info;
+    return k && infoOf(k);
   }
 
   /** Revokes a live key; false when there is no such live key. */

@@ -149,6 +149,11 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
       .map((k) => ({ ...k, lastUsed: lastUsed.get(k.id) ?? null }));
   };
   const html = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
+  /** Sign-in attempts (a link used, a link asked for by mail) from one client address. */
+  const countSignIn = (req: FastifyRequest): void => {
+    const d = limiter.take(`sign-in ${req.ip}`, 'sign-in', signInRate);
+    if (!d.ok) throw new AppError('too_many_sign_ins', undefined, { headers: { 'retry-after': String(d.resetS) } });
+  };
 
   await app.register(async (scope) => {
     // Only urlencoded forms, and only here: the API's own bodies stay JSON (app.ts).
@@ -181,8 +186,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     });
 
     scope.post('/account/login', { schema: { hide: true }, config }, async (req, reply) => {
-      const d = limiter.take(`sign-in ${req.ip}`, 'sign-in', signInRate);
-      if (!d.ok) throw new AppError('too_many_sign_ins', undefined, { headers: { 'retry-after': String(d.resetS) } });
+      countSignIn(req);
       const token = formOf(req, 'token').one('token') ?? '';
       const made = sessions.redeem(token, deps.sessionMs);
       if (!made) throw new AppError('login_link_invalid');
@@ -195,8 +199,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
 
     if (mailer !== null) {
       scope.post('/account/email-link', { schema: { hide: true }, config }, async (req, reply) => {
-        const d = limiter.take(`sign-in ${req.ip}`, 'sign-in', signInRate);
-        if (!d.ok) throw new AppError('too_many_sign_ins', undefined, { headers: { 'retry-after': String(d.resetS) } });
+        countSignIn(req);
         const email = normaliseEmail(formOf(req, 'email').one('email') ?? '');
         if (email === null) throw new AppError('bad_parameter', 'email: an email address');
         const account = deps.emails.accountOf(email);
