@@ -83,6 +83,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const clock = opts.clock ?? Date.now;
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
+  // Once per store written by an older version: each revision's rendered JSON (Store.articleJson).
+  const rendered = store.renderArticles((done, total) => {
+    if (done === total || done % 100_000 === 0) log.info(`rendering stored articles as JSON for responses: ${done} of ${total} revisions`);
+  });
+  if (rendered > 0) log.info(`rendered ${rendered} stored articles as JSON`);
   const catalog = new Catalog();
   const catalogFile = path.join(config.dataDir, 'catalog.bin');
   // A saved catalog makes a start cost milliseconds instead of a decode of every revision.

@@ -98,9 +98,11 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
     const idem = m.idempotency;
     // A call refused before it ran (an empty wallet, a plan past its stop) is not kept: its
     // retry, after credits are bought, must run.
-    if (idem && m.ran && !refunded(reply.statusCode) && typeof payload === 'string') {
+    // A body is a string when Fastify serialised it, a Buffer when the handler did (/v1/match).
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+    if (idem && m.ran && !refunded(reply.statusCode) && body !== undefined) {
       const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-      await idempotency.put(m.admission.keyId, idem.key, { fingerprint: idem.fingerprint, status: reply.statusCode, contentType, body: payload });
+      await idempotency.put(m.admission.keyId, idem.key, { fingerprint: idem.fingerprint, status: reply.statusCode, contentType, body });
     }
     return payload;
   });

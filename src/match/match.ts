@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Domain, Scored, VectorSearch } from '../search/index.js';
 import { inDomain, normalise, rangeAny, topKAny } from '../search/index.js';
-import { articleFields, resolveSources, type ArticleFields, type Catalog, type SourceRecord, type Store } from '../store/index.js';
+import { resolveSources, type ArticleFields, type Catalog, type Store } from '../store/index.js';
 import { readTimeRange } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from '../cursor/index.js';
 import { likeQuery, type LikeQuery } from './like.js';
@@ -40,6 +40,7 @@ export interface MatchItem extends ArticleFields {
   best_chunk: string | null;
 }
 
+/** The shape of the response body (the route's schema); `match` returns it already serialised. */
 export interface MatchResponse {
   model: string;
   order: 'time' | 'relevance';
@@ -78,7 +79,8 @@ interface Row {
 
 const invalid = (message: string) => new AppError('invalid_request', message);
 
-export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchResponse> {
+/** Answers a request with its response body as UTF-8 JSON: a MatchResponse, serialised by `respond`. */
+export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer> {
   const order = req.order ?? 'time';
   const limit = req.limit ?? 50;
   const minScore = req.min_score ?? 0.5;
@@ -140,7 +142,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
 
   if (!hasQuery) {
     const rows = domain.labels ? arrivals(deps, domain, after, limit + 1) : chronological(deps, domain, after, limit + 1);
-    return page(deps, sources, rows, limit, fp, seq, walk);
+    return page(deps, rows, limit, fp, seq, walk);
   }
   // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
   const cacheKey = walk === undefined ? fp : `${fp}|${walk}`;
@@ -152,7 +154,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
       ? await topKAny(deps.search, like.vectors, limit, minScore, domain, like.exclude)
       : await deps.search.topK(query!, limit, minScore, domain);
     const rows = top.map((s) => row(deps.catalog, s));
-    return respond(deps, sources, rows, order, seq);
+    return respond(deps, rows, order, seq);
   }
   if (!all) {
     const found = like ? await rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : await deps.search.range(query!, minScore, domain);
@@ -163,7 +165,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<MatchRe
   }
   const start = after === undefined ? 0 : firstAfter(all, after);
   const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
-  return page(deps, sources, rows, limit, fp, seq, walk);
+  return page(deps, rows, limit, fp, seq, walk);
 }
 
 /**
@@ -216,27 +218,60 @@ const before = (r: { t: number; id: string }, p: Position): boolean => r.t < p.t
 const row = (c: Catalog, s: Scored): Row => ({ ord: s.ord, t: c.eventTime[s.ord], id: c.ids[s.ord], scored: s });
 
 /** One page of a time-ordered walk: `rows` holds up to limit + 1 rows, the extra one proving there is more. */
-function page(deps: MatchDeps, sources: SourceRecord[], rows: Row[], limit: number, fp: string, seq: number, walk: number | undefined): MatchResponse {
+function page(deps: MatchDeps, rows: Row[], limit: number, fp: string, seq: number, walk: number | undefined): Buffer {
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
-  const res = respond(deps, sources, shown, 'time', seq);
-  res.next_cursor = more ? deps.cursors.encode({ t: last.t, id: last.id, ...(walk !== undefined && { seq: walk }) }, fp) : null;
-  return res;
+  const next = more ? deps.cursors.encode({ t: last.t, id: last.id, ...(walk !== undefined && { seq: walk }) }, fp) : null;
+  return respond(deps, shown, 'time', seq, next);
 }
 
-function respond(deps: MatchDeps, sources: SourceRecord[], rows: Row[], order: 'time' | 'relevance', seq: number): MatchResponse {
-  let names = new Map(sources.map((s) => [s.id, s.name]));
-  const items = rows.map((r): MatchItem => {
-    const rev = deps.store.revisions.get(r.ord)!;
-    // A catch-up while the search ran (the poller's, serve's timer) may have brought a revision
-    // of a source first stored after this request read the names: read them again.
-    if (!names.has(rev.sourceId)) names = new Map(deps.store.listSources().map((s) => [s.id, s.name]));
-    return {
-      ...articleFields(rev, names),
-      score: r.scored ? r.scored.score : null,
-      best_chunk: r.scored ? deps.store.chunks.get(r.scored.label)!.text : null,
-    };
+/**
+ * The MatchResponse as JSON bytes. Each item is its revision's stored JSON (Store.articleJson,
+ * rendered when the revision was stored) with score and best_chunk spliced in before its
+ * closing brace: decoding each record and serialising its body again was the largest part of a
+ * relevance request's event-loop time (README, "Search: how a query is answered").
+ */
+function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq: number, nextCursor?: string | null): Buffer {
+  const out = new JsonBytes();
+  out.text(`{"model":${JSON.stringify(MODEL)},"order":"${order}","count":${rows.length},"items":[`);
+  rows.forEach((r, i) => {
+    const article = deps.store.articleJson(r.ord)!;
+    if (i > 0) out.text(',');
+    out.bytes(article.subarray(0, article.length - 1));
+    const best = r.scored ? deps.store.chunks.get(r.scored.label)!.text : null;
+    out.text(`,"score":${r.scored ? r.scored.score : null},"best_chunk":${JSON.stringify(best)}}`);
   });
-  return { model: MODEL, order, count: items.length, items, seq };
+  out.text(']');
+  if (nextCursor !== undefined) out.text(`,"next_cursor":${JSON.stringify(nextCursor)}`);
+  out.text(`,"seq":${seq}}`);
+  return out.done();
+}
+
+/** One growing buffer a response is written into: a copy per piece, one allocation per doubling. */
+class JsonBytes {
+  #buf = Buffer.allocUnsafe(64 * 1024);
+  #len = 0;
+
+  text(s: string): void {
+    this.#room(s.length * 3);
+    this.#len += this.#buf.write(s, this.#len);
+  }
+
+  bytes(b: Uint8Array): void {
+    this.#room(b.length);
+    this.#buf.set(b, this.#len);
+    this.#len += b.length;
+  }
+
+  done(): Buffer {
+    return this.#buf.subarray(0, this.#len);
+  }
+
+  #room(n: number): void {
+    if (this.#len + n <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#len + n));
+    this.#buf.copy(grown, 0, 0, this.#len);
+    this.#buf = grown;
+  }
 }

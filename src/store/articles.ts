@@ -1,31 +1,6 @@
-/**
- * What the API shows of a stored article, wherever it lists one (a match item, a /v1/news
- * result), and the source filter every article search takes.
- */
+/** The source filter every article search takes. */
 import type { AppError } from '../errors.js';
-import { formatTime } from '../time.js';
-import type { RevisionRecord, SourceRecord } from './lmdb-store.js';
-
-export interface ArticleFields {
-  id: string;
-  title: string;
-  body: string;
-  source_name: string;
-  source_url: string;
-  event_time: string;
-}
-
-/** The fields every article row shows, from its revision. */
-export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): ArticleFields {
-  return {
-    id: rev.id,
-    title: rev.title,
-    body: rev.body,
-    source_name: sourceNames.get(rev.sourceId) ?? '',
-    source_url: rev.url,
-    event_time: formatTime(rev.eventTime),
-  };
-}
+import type { SourceRecord } from './lmdb-store.js';
 
 /**
  * Source ids a sources / exclude_sources filter allows (null: no filter). A name neither

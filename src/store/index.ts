@@ -1,5 +1,5 @@
-export { Store, contentHash } from './lmdb-store.js';
-export type { RevisionRecord, SourceRecord, RevisionInput, RevisionChunk, WriteOutcome } from './lmdb-store.js';
+export { Store, contentHash, articleFields } from './lmdb-store.js';
+export type { ArticleFields, RevisionRecord, SourceRecord, RevisionInput, RevisionChunk, WriteOutcome } from './lmdb-store.js';
 export { Catalog } from './catalog.js';
-export { articleFields, resolveSources, type ArticleFields } from './articles.js';
+export { resolveSources } from './articles.js';
 export { canonicalUrl } from './canonical-url.js';

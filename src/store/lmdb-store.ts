@@ -14,6 +14,7 @@
  *   timeFirst   [event_time, id] → ord                                   (first revisions only)
  *   sources     name → SourceRecord
  *   unembedded  ord → true                                               (revisions stored without vectors, to embed)
+ *   articleJson ord → the revision's ArticleFields as UTF-8 JSON (binary)   (rendered once when stored: what a match item splices in)
  *
  * The folders with records of their own open their databases on `root` themselves (platform/:
  * keys.ts, journal.ts; jobs/, ingest/).
@@ -24,6 +25,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { DIMS } from '../dims.js';
+import { formatTime } from '../time.js';
 
 export interface RevisionRecord {
   id: string;
@@ -48,6 +50,41 @@ export interface SourceRecord {
   /** Unix seconds of the newest revision, or null. */
   lastEventTime: number | null;
 }
+
+/** What the API shows of a stored article, wherever it lists one (a match item, a /v1/news result). */
+export interface ArticleFields {
+  id: string;
+  title: string;
+  body: string;
+  source_name: string;
+  source_url: string;
+  event_time: string;
+}
+
+/** The fields every article row shows, from its revision. */
+export function articleFields(rev: RevisionRecord, sourceNames: Map<number, string>): ArticleFields {
+  return articleOf(rev, sourceNames.get(rev.sourceId) ?? '');
+}
+
+const articleOf = (rev: RevisionRecord, sourceName: string): ArticleFields => ({
+  id: rev.id,
+  title: rev.title,
+  body: rev.body,
+  source_name: sourceName,
+  source_url: rev.url,
+  event_time: formatTime(rev.eventTime),
+});
+
+const articleJson = (rev: RevisionRecord, sourceName: string): Buffer => Buffer.from(JSON.stringify(articleOf(rev, sourceName)));
+
+/**
+ * A lone surrogate (JSON's `"\ud800"` parses to one) stored as U+FFFD: msgpack would read it
+ * back as one U+FFFD or three depending on the string's length, and the rendered JSON as itself.
+ */
+const wellFormed = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed();
+
+/** Meta key set once every revision has its `articleJson` (stores written before it existed are filled at open). */
+const ARTICLE_JSON_DONE = 'articleJsonDone';
 
 interface ArticleRecord {
   ords: number[];
@@ -92,6 +129,7 @@ export class Store {
   readonly timeFirst: Database<number, [number, string]>;
   readonly sources: Database<SourceRecord, string>;
   readonly unembedded: Database<true, number>;
+  readonly #articleJson: Database<Buffer, number>;
 
   constructor(readonly path: string) {
     this.root = open({ path, maxDbs: 64, mapSize: 2 ** 34 });
@@ -107,6 +145,46 @@ export class Store {
     this.timeFirst = this.root.openDB({ name: 'timeFirst' });
     this.sources = this.root.openDB({ name: 'sources' });
     this.unembedded = this.root.openDB({ name: 'unembedded', ...uint });
+    this.#articleJson = this.root.openDB({ name: 'articleJson', encoding: 'binary', ...uint });
+  }
+
+  /**
+   * A revision's ArticleFields as JSON bytes, as stored with it: a response splices these in
+   * instead of decoding the record and serialising its body again (match/match.ts). A revision
+   * a store of an older version wrote before `renderArticles` filled it is rendered here.
+   */
+  articleJson(ord: number): Buffer | undefined {
+    const stored = this.#articleJson.get(ord);
+    if (stored) return stored;
+    const rev = this.revisions.get(ord);
+    return rev && articleJson(rev, this.sourceNames().get(rev.sourceId) ?? '');
+  }
+
+  /**
+   * Gives every revision stored before `articleJson` existed its rendered JSON, a batch of
+   * revisions a transaction; once done, a marker makes later opens skip the walk. Returns how
+   * many it rendered; `progress` hears after each batch.
+   */
+  renderArticles(progress?: (done: number, total: number) => void): number {
+    if (this.meta.get(ARTICLE_JSON_DONE)) return 0;
+    const total = this.nextOrd();
+    const names = new Map(this.listSources().map((x) => [x.id, x.name]));
+    const BATCH = 10_000;
+    let rendered = 0;
+    for (let from = 0; from < total; from += BATCH) {
+      rendered += this.root.transactionSync(() => {
+        let n = 0;
+        for (const { key, value } of this.revisions.getRange({ start: from, end: Math.min(from + BATCH, total) })) {
+          if (this.#articleJson.doesExist(key)) continue;
+          this.#articleJson.putSync(key, articleJson(value, names.get(value.sourceId) ?? ''));
+          n++;
+        }
+        return n;
+      });
+      progress?.(Math.min(from + BATCH, total), total);
+    }
+    this.meta.putSync(ARTICLE_JSON_DONE, 1);
+    return rendered;
   }
 
   /**
@@ -199,10 +277,10 @@ export class Store {
     const id = randomUUID();
     const record: RevisionRecord = {
       id,
-      url: input.url,
+      url: wellFormed(input.url),
       sourceId: source.id,
-      title: input.title,
-      body: input.body,
+      title: wellFormed(input.title),
+      body: wellFormed(input.body),
       eventTime,
       first: isFirst,
       labelStart,
@@ -210,6 +288,7 @@ export class Store {
       hash,
     };
     this.revisions.putSync(ord, record);
+    this.#articleJson.putSync(ord, articleJson(record, input.source));
     this.revIds.putSync(id, ord);
     this.texts.putSync(ord, input.text);
     this.#putChunks(ord, labelStart, input.chunks);
@@ -256,7 +335,7 @@ export class Store {
 
   #putChunks(ord: number, labelStart: number, chunks: RevisionChunk[]): void {
     chunks.forEach((chunk, i) => {
-      this.chunks.putSync(labelStart + i, { ord, text: chunk.text });
+      this.chunks.putSync(labelStart + i, { ord, text: wellFormed(chunk.text) });
       this.vectors.putSync(labelStart + i, Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength));
     });
   }

@@ -98,7 +98,8 @@ export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
       body,
       response: { 200: response200 },
     },
-    // `default`s above document the contract; the core applies them, so Ajv must not.
-    handler: async (req) => match(deps, req.body),
+    // `default`s above document the contract; the core applies them, so Ajv must not. The
+    // body comes back serialised (match.ts, `respond`): Fastify sends a Buffer as it is.
+    handler: async (req, reply) => reply.type('application/json; charset=utf-8').send(await match(deps, req.body)),
   });
 }
