@@ -83,7 +83,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const clock = opts.clock ?? Date.now;
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
-  // Once per store written by an older version: each revision's rendered JSON (Store.articleJson).
+  // Once per store written by an older version: each revision rendered as responses show it (Store.rendered).
   const rendered = store.renderArticles((done, total) => {
     if (done === total || done % 100_000 === 0) log.info(`rendering stored articles as JSON for responses: ${done} of ${total} revisions`);
   });

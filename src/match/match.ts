@@ -227,20 +227,22 @@ function page(deps: MatchDeps, rows: Row[], limit: number, fp: string, seq: numb
 }
 
 /**
- * The MatchResponse as JSON bytes. Each item is its revision's stored JSON (Store.articleJson,
- * rendered when the revision was stored) with score and best_chunk spliced in before its
- * closing brace: decoding each record and serialising its body again was the largest part of a
+ * The MatchResponse as JSON bytes. Each item is its revision as rendered when stored (one
+ * read: Store.rendered), its score and best chunk spliced in before the closing brace.
+ * Decoding two records an item and serialising its body again was the largest part of a
  * relevance request's event-loop time (README, "Search: how a query is answered").
  */
 function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq: number, nextCursor?: string | null): Buffer {
   const out = new JsonBytes();
   out.text(`{"model":${JSON.stringify(MODEL)},"order":"${order}","count":${rows.length},"items":[`);
   rows.forEach((r, i) => {
-    const article = deps.store.articleJson(r.ord)!;
+    const { article, chunk } = deps.store.rendered(r.ord, r.scored ? r.scored.label : null)!;
     if (i > 0) out.text(',');
     out.bytes(article.subarray(0, article.length - 1));
-    const best = r.scored ? deps.store.chunks.get(r.scored.label)!.text : null;
-    out.text(`,"score":${r.scored ? r.scored.score : null},"best_chunk":${JSON.stringify(best)}}`);
+    out.text(`,"score":${r.scored ? r.scored.score : null},"best_chunk":`);
+    if (chunk) out.bytes(chunk);
+    else out.text('null');
+    out.text('}');
   });
   out.text(']');
   if (nextCursor !== undefined) out.text(`,"next_cursor":${JSON.stringify(nextCursor)}`);

@@ -14,7 +14,7 @@
  *   timeFirst   [event_time, id] → ord                                   (first revisions only)
  *   sources     name → SourceRecord
  *   unembedded  ord → true                                               (revisions stored without vectors, to embed)
- *   articleJson ord → the revision's ArticleFields as UTF-8 JSON (binary)   (rendered once when stored: what a match item splices in)
+ *   rendered    ord → the revision as a response shows it, JSON (binary)     (its ArticleFields and chunk texts: `Rendered`)
  *
  * The folders with records of their own open their databases on `root` themselves (platform/:
  * keys.ts, journal.ts; jobs/, ingest/).
@@ -75,16 +75,52 @@ const articleOf = (rev: RevisionRecord, sourceName: string): ArticleFields => ({
   event_time: formatTime(rev.eventTime),
 });
 
-const articleJson = (rev: RevisionRecord, sourceName: string): Buffer => Buffer.from(JSON.stringify(articleOf(rev, sourceName)));
-
 /**
  * A lone surrogate (JSON's `"\ud800"` parses to one) stored as U+FFFD: msgpack would read it
  * back as one U+FFFD or three depending on the string's length, and the rendered JSON as itself.
  */
 const wellFormed = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed();
 
-/** Meta key set once every revision has its `articleJson` (stores written before it existed are filled at open). */
-const ARTICLE_JSON_DONE = 'articleJsonDone';
+/**
+ * A revision as a response shows it, rendered once when stored: its ArticleFields as a JSON
+ * object and each chunk's text as a JSON string, so a match item is one read and no
+ * serialisation (match/match.ts splices the pieces). Layout, little-endian u32s: object length,
+ * labelStart, chunk count, each chunk string's length; then the object, then the strings.
+ */
+function render(rev: RevisionRecord, sourceName: string, chunkTexts: string[]): Buffer {
+  const article = Buffer.from(JSON.stringify(articleOf(rev, sourceName)));
+  const chunks = chunkTexts.map((t) => Buffer.from(JSON.stringify(t)));
+  const head = Buffer.alloc(12 + 4 * chunks.length);
+  head.writeUInt32LE(article.length, 0);
+  head.writeUInt32LE(rev.labelStart, 4);
+  head.writeUInt32LE(chunks.length, 8);
+  chunks.forEach((c, i) => head.writeUInt32LE(c.length, 12 + 4 * i));
+  return Buffer.concat([head, article, ...chunks]);
+}
+
+/** A rendered revision's pieces (views into one buffer): the article object, and one chunk's string. */
+export interface Rendered {
+  /** `{"id":…,"event_time":…}`: its last byte is the closing brace. */
+  article: Buffer;
+  /** The asked label's text as a JSON string; null when no label was asked. */
+  chunk: Buffer | null;
+}
+
+function piecesOf(b: Buffer, label: number | null): Rendered | undefined {
+  const count = b.readUInt32LE(8);
+  let pos = 12 + 4 * count;
+  const article = b.subarray(pos, pos + b.readUInt32LE(0));
+  if (label === null) return { article, chunk: null };
+  const i = label - b.readUInt32LE(4);
+  // A label of another revision: the caller falls back to reading the chunk record.
+  if (i < 0 || i >= count) return undefined;
+  pos += article.length;
+  for (let j = 0; j < i; j++) pos += b.readUInt32LE(12 + 4 * j);
+  return { article, chunk: b.subarray(pos, pos + b.readUInt32LE(12 + 4 * i)) };
+}
+
+/** Meta key set once every revision is `rendered` (stores written before it existed are filled at open). */
+const RENDERED_DONE = 'renderedDone';
 
 interface ArticleRecord {
   ords: number[];
@@ -129,7 +165,7 @@ export class Store {
   readonly timeFirst: Database<number, [number, string]>;
   readonly sources: Database<SourceRecord, string>;
   readonly unembedded: Database<true, number>;
-  readonly #articleJson: Database<Buffer, number>;
+  readonly #rendered: Database<Buffer, number>;
 
   constructor(readonly path: string) {
     this.root = open({ path, maxDbs: 64, mapSize: 2 ** 34 });
@@ -145,46 +181,53 @@ export class Store {
     this.timeFirst = this.root.openDB({ name: 'timeFirst' });
     this.sources = this.root.openDB({ name: 'sources' });
     this.unembedded = this.root.openDB({ name: 'unembedded', ...uint });
-    this.#articleJson = this.root.openDB({ name: 'articleJson', encoding: 'binary', ...uint });
+    this.#rendered = this.root.openDB({ name: 'rendered', encoding: 'binary', ...uint });
   }
 
   /**
-   * A revision's ArticleFields as JSON bytes, as stored with it: a response splices these in
-   * instead of decoding the record and serialising its body again (match/match.ts). A revision
-   * a store of an older version wrote before `renderArticles` filled it is rendered here.
+   * Revision `ord` as a response shows it, with `label`'s text as its best chunk (null: none),
+   * as rendered when stored. A revision a store of an older version wrote, before
+   * `renderArticles` filled it in, is rendered here from its records.
    */
-  articleJson(ord: number): Buffer | undefined {
-    const stored = this.#articleJson.get(ord);
-    if (stored) return stored;
+  rendered(ord: number, label: number | null): Rendered | undefined {
+    const stored = this.#rendered.get(ord);
+    const pieces = stored && piecesOf(stored, label);
+    if (pieces) return pieces;
     const rev = this.revisions.get(ord);
-    return rev && articleJson(rev, this.sourceNames().get(rev.sourceId) ?? '');
+    if (!rev) return undefined;
+    const article = Buffer.from(JSON.stringify(articleOf(rev, this.sourceNames().get(rev.sourceId) ?? '')));
+    return { article, chunk: label === null ? null : Buffer.from(JSON.stringify(this.chunks.get(label)?.text ?? null)) };
   }
 
   /**
-   * Gives every revision stored before `articleJson` existed its rendered JSON, a batch of
-   * revisions a transaction; once done, a marker makes later opens skip the walk. Returns how
-   * many it rendered; `progress` hears after each batch.
+   * Renders every revision stored before `rendered` existed, a batch of revisions a
+   * transaction; once done, a marker makes later opens skip the walk. Returns how many it
+   * rendered; `progress` hears after each batch.
    */
   renderArticles(progress?: (done: number, total: number) => void): number {
-    if (this.meta.get(ARTICLE_JSON_DONE)) return 0;
+    if (this.meta.get(RENDERED_DONE)) return 0;
     const total = this.nextOrd();
     const names = new Map(this.listSources().map((x) => [x.id, x.name]));
     const BATCH = 10_000;
-    let rendered = 0;
+    let count = 0;
     for (let from = 0; from < total; from += BATCH) {
-      rendered += this.root.transactionSync(() => {
+      count += this.root.transactionSync(() => {
         let n = 0;
         for (const { key, value } of this.revisions.getRange({ start: from, end: Math.min(from + BATCH, total) })) {
-          if (this.#articleJson.doesExist(key)) continue;
-          this.#articleJson.putSync(key, articleJson(value, names.get(value.sourceId) ?? ''));
+          if (this.#rendered.doesExist(key)) continue;
+          this.#rendered.putSync(key, render(value, names.get(value.sourceId) ?? '', this.#chunkTexts(value)));
           n++;
         }
         return n;
       });
       progress?.(Math.min(from + BATCH, total), total);
     }
-    this.meta.putSync(ARTICLE_JSON_DONE, 1);
-    return rendered;
+    this.meta.putSync(RENDERED_DONE, 1);
+    return count;
+  }
+
+  #chunkTexts(rev: RevisionRecord): string[] {
+    return Array.from({ length: rev.labelCount }, (_, i) => this.chunks.get(rev.labelStart + i)!.text);
   }
 
   /**
@@ -288,7 +331,14 @@ export class Store {
       hash,
     };
     this.revisions.putSync(ord, record);
-    this.#articleJson.putSync(ord, articleJson(record, input.source));
+    this.#rendered.putSync(
+      ord,
+      render(
+        record,
+        input.source,
+        input.chunks.map((c) => wellFormed(c.text)),
+      ),
+    );
     this.revIds.putSync(id, ord);
     this.texts.putSync(ord, input.text);
     this.#putChunks(ord, labelStart, input.chunks);
@@ -323,7 +373,17 @@ export class Store {
         const rev = this.revisions.get(ord);
         if (!rev || rev.labelCount > 0 || chunks.length === 0) continue;
         this.#putChunks(ord, nextLabel, chunks);
-        this.revisions.putSync(ord, { ...rev, labelStart: nextLabel, labelCount: chunks.length });
+        const attached = { ...rev, labelStart: nextLabel, labelCount: chunks.length };
+        this.revisions.putSync(ord, attached);
+        const source = this.sourceNames().get(rev.sourceId) ?? '';
+        this.#rendered.putSync(
+          ord,
+          render(
+            attached,
+            source,
+            chunks.map((c) => wellFormed(c.text)),
+          ),
+        );
         this.unembedded.removeSync(ord);
         nextLabel += chunks.length;
         done.push(ord);
