@@ -104,9 +104,11 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
   }
 
   await deps.catchUp();
-  // Read once per request: both the filter and the response need the names.
-  const sources = deps.store.listSources();
-  const sourceFilter = resolveSources(sources, req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid);
+  // Only a source filter needs the sources (an item's name is in its rendered record).
+  const filtered = req.sources !== undefined || req.exclude_sources !== undefined;
+  const sourceFilter = filtered
+    ? resolveSources(deps.store.listSources(), req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid)
+    : null;
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
   const like: LikeQuery | undefined = req.like === undefined ? undefined : likeQuery(deps.store, req.like);
 
@@ -236,6 +238,7 @@ function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq:
   const out = new JsonBytes();
   out.text(`{"model":${JSON.stringify(MODEL)},"order":"${order}","count":${rows.length},"items":[`);
   rows.forEach((r, i) => {
+    // Views valid until the store's next read: copied at once.
     const { article, chunk } = deps.store.rendered(r.ord, r.scored ? r.scored.label : null)!;
     if (i > 0) out.text(',');
     out.bytes(article.subarray(0, article.length - 1));
@@ -252,7 +255,8 @@ function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq:
 
 /** One growing buffer a response is written into: a copy per piece, one allocation per doubling. */
 class JsonBytes {
-  #buf = Buffer.allocUnsafe(64 * 1024);
+  // A relevance page of 50 items is ~150-300 KB: one allocation, rarely a second.
+  #buf = Buffer.allocUnsafe(256 * 1024);
   #len = 0;
 
   text(s: string): void {

@@ -187,10 +187,12 @@ export class Store {
   /**
    * Revision `ord` as a response shows it, with `label`'s text as its best chunk (null: none),
    * as rendered when stored. A revision a store of an older version wrote, before
-   * `renderArticles` filled it in, is rendered here from its records.
+   * `renderArticles` filled it in, is rendered here from its records. The pieces may view
+   * lmdb-js's read buffer, valid until this store's next read: copy them before another (a
+   * response's 50 reads then allocate nothing, which kept the garbage collector busy).
    */
   rendered(ord: number, label: number | null): Rendered | undefined {
-    const stored = this.#rendered.get(ord);
+    const stored = this.#rendered.getBinaryFast(ord);
     const pieces = stored && piecesOf(stored, label);
     if (pieces) return pieces;
     const rev = this.revisions.get(ord);
