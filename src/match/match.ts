@@ -255,8 +255,9 @@ function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq:
 
 /** One growing buffer a response is written into: a copy per piece, one allocation per doubling. */
 class JsonBytes {
-  // A relevance page of 50 items is ~150-300 KB: one allocation, rarely a second.
-  #buf = Buffer.allocUnsafe(256 * 1024);
+  // A page of 50 items with their snippets is ~20 KB on the benchmark corpus: sized for that,
+  // not for the largest (each allocation is external memory the collector runs after).
+  #buf = Buffer.allocUnsafe(32 * 1024);
   #len = 0;
 
   text(s: string): void {
