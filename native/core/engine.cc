@@ -681,17 +681,27 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     if (file_) {
       uint64_t b = file_->begin(l), e = file_->end(l);
       st.rows += e - b;
+      auto allowed = [&](const IndexRec& r) {
+        return first_only ? r.first()
+                          : !any || (r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label));
+      };
+      // Codes asked for 8 rows (two pages) ahead, the hardware's stream prefetch stopping at
+      // each 4 KB page (four rows); only an allowed row's, so a query for first revisions does
+      // not pull in the edits' codes it skips. Each row's verdict is kept from then on.
+      constexpr uint64_t kAhead = 8;
+      bool ok[kAhead];
+      auto ask = [&](uint64_t i) {
+        bool a = allowed(file_->rec(i));
+        ok[i % kAhead] = a;
+        if (a)
+          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(file_->code(i) + o);
+      };
+      for (uint64_t i = b; i < std::min(e, b + kAhead); i++) ask(i);
       for (uint64_t i = b; i < e; i++) {
-        // Codes asked for 8 rows (two pages) ahead: the hardware's stream prefetch stops at
-        // each 4 KB page, which holds only four rows.
-        if (i + 8 < e) {
-          const int8_t* a = file_->code(i + 8);
-          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(a + o);
-        }
+        bool a = ok[i % kAhead];
+        if (i + kAhead < e) ask(i + kAhead);
+        if (!a) continue;
         const IndexRec& r = file_->rec(i);
-        if (first_only ? !r.first()
-                       : any && !(r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label)))
-          continue;
         take(file_->code(i), r.scale, r.ord, r.label, r.err);
       }
     }
