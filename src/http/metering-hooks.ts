@@ -99,8 +99,8 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
     // A call refused before it ran (an empty wallet, a plan past its stop) is not kept: its
     // retry, after credits are bought, must run.
     // A body is a string when Fastify serialised it, a Buffer when the handler did (/v1/match).
-    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-    if (idem && m.ran && !refunded(reply.statusCode) && body !== undefined) {
+    if (idem && m.ran && !refunded(reply.statusCode) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+      const body = typeof payload === 'string' ? payload : payload.toString('utf8');
       const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
       await idempotency.put(m.admission.keyId, idem.key, { fingerprint: idem.fingerprint, status: reply.statusCode, contentType, body });
     }

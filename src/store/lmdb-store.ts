@@ -87,8 +87,10 @@ const wellFormed = (s: string): string => (s as string & { toWellFormed(): strin
  * serialisation (match/match.ts splices the pieces). Layout, little-endian u32s: object length,
  * labelStart, chunk count, each chunk string's length; then the object, then the strings.
  */
+const articleBytes = (rev: RevisionRecord, sourceName: string): Buffer => Buffer.from(JSON.stringify(articleOf(rev, sourceName)));
+
 function render(rev: RevisionRecord, sourceName: string, chunkTexts: string[]): Buffer {
-  const article = Buffer.from(JSON.stringify(articleOf(rev, sourceName)));
+  const article = articleBytes(rev, sourceName);
   const chunks = chunkTexts.map((t) => Buffer.from(JSON.stringify(t)));
   const head = Buffer.alloc(12 + 4 * chunks.length);
   head.writeUInt32LE(article.length, 0);
@@ -197,7 +199,7 @@ export class Store {
     if (pieces) return pieces;
     const rev = this.revisions.get(ord);
     if (!rev) return undefined;
-    const article = Buffer.from(JSON.stringify(articleOf(rev, this.sourceNames().get(rev.sourceId) ?? '')));
+    const article = articleBytes(rev, this.sourceNames().get(rev.sourceId) ?? '');
     return { article, chunk: label === null ? null : Buffer.from(JSON.stringify(this.chunks.get(label)?.text ?? null)) };
   }
 
@@ -209,7 +211,7 @@ export class Store {
   renderArticles(progress?: (done: number, total: number) => void): number {
     if (this.meta.get(RENDERED_DONE)) return 0;
     const total = this.nextOrd();
-    const names = new Map(this.listSources().map((x) => [x.id, x.name]));
+    const names = this.sourceNames();
     const BATCH = 10_000;
     let count = 0;
     for (let from = 0; from < total; from += BATCH) {
@@ -333,17 +335,9 @@ export class Store {
       hash,
     };
     this.revisions.putSync(ord, record);
-    this.#rendered.putSync(
-      ord,
-      render(
-        record,
-        input.source,
-        input.chunks.map((c) => wellFormed(c.text)),
-      ),
-    );
+    this.#rendered.putSync(ord, render(record, input.source, this.#putChunks(ord, labelStart, input.chunks)));
     this.revIds.putSync(id, ord);
     this.texts.putSync(ord, input.text);
-    this.#putChunks(ord, labelStart, input.chunks);
     if (input.chunks.length === 0) this.unembedded.putSync(ord, true);
     this.timeAll.putSync([eventTime, id], ord);
     if (isFirst) this.timeFirst.putSync([eventTime, id], ord);
@@ -374,18 +368,10 @@ export class Store {
       for (const { ord, chunks } of items) {
         const rev = this.revisions.get(ord);
         if (!rev || rev.labelCount > 0 || chunks.length === 0) continue;
-        this.#putChunks(ord, nextLabel, chunks);
+        const texts = this.#putChunks(ord, nextLabel, chunks);
         const attached = { ...rev, labelStart: nextLabel, labelCount: chunks.length };
         this.revisions.putSync(ord, attached);
-        const source = this.sourceNames().get(rev.sourceId) ?? '';
-        this.#rendered.putSync(
-          ord,
-          render(
-            attached,
-            source,
-            chunks.map((c) => wellFormed(c.text)),
-          ),
-        );
+        this.#rendered.putSync(ord, render(attached, this.sourceNames().get(rev.sourceId) ?? '', texts));
         this.unembedded.removeSync(ord);
         nextLabel += chunks.length;
         done.push(ord);
@@ -395,10 +381,13 @@ export class Store {
     });
   }
 
-  #putChunks(ord: number, labelStart: number, chunks: RevisionChunk[]): void {
-    chunks.forEach((chunk, i) => {
-      this.chunks.putSync(labelStart + i, { ord, text: wellFormed(chunk.text) });
+  /** Stores a revision's chunks from `labelStart`; returns their texts as stored (what `render` takes). */
+  #putChunks(ord: number, labelStart: number, chunks: RevisionChunk[]): string[] {
+    return chunks.map((chunk, i) => {
+      const text = wellFormed(chunk.text);
+      this.chunks.putSync(labelStart + i, { ord, text });
       this.vectors.putSync(labelStart + i, Buffer.from(chunk.vector.buffer, chunk.vector.byteOffset, chunk.vector.byteLength));
+      return text;
     });
   }
 
