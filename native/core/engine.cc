@@ -16,7 +16,6 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "kernels.h"
 #include "pool.h"
@@ -61,21 +60,31 @@ class Candidates {
     float lo, hi;
     uint64_t label;
   };
-  Candidates(size_t k, float min_score) : k_(k), floor_(min_score) {}
+  Candidates(size_t k, float min_score) : k_(k), floor_(min_score) {
+    ords_.reserve(k);
+    los_.reserve(k);
+  }
   float floor() const { return floor_; }
   void add(uint64_t ord, uint64_t label, float lo, float hi) {
     if (hi < floor_) return;
     rows_.push_back({ord, lo, hi, label});
-    if (lo <= floor_ && best_.size() == k_) return;
-    // The k best lower bounds by revision: k is small, a linear look finds the revision.
-    for (auto& b : best_)
-      if (b.second == ord) {
-        b.first = std::max(b.first, lo);
-        refloor();
-        return;
-      }
-    if (best_.size() < k_) best_.push_back({lo, ord});
-    else *std::min_element(best_.begin(), best_.end()) = {lo, ord};
+    if (lo <= floor_ && ords_.size() == k_) return;
+    // The k best lower bounds by revision, kept apart (ords, bounds) so that finding the
+    // revision is one short vectorised search; the floor is looked for again only when the
+    // lowest of them changes.
+    size_t i = std::find(ords_.begin(), ords_.end(), ord) - ords_.begin();
+    if (i < ords_.size()) {
+      if (lo <= los_[i]) return;
+      los_[i] = lo;
+      if (ords_.size() == k_ && i == min_) refloor();
+      return;
+    }
+    if (ords_.size() < k_) {
+      ords_.push_back(ord), los_.push_back(lo);
+      if (ords_.size() == k_) refloor();
+      return;
+    }
+    ords_[min_] = ord, los_[min_] = lo;
     refloor();
   }
   // Drops the rows whose upper bound fell below the floor as later rows raised it.
@@ -86,16 +95,70 @@ class Candidates {
   const std::vector<Entry>& entries() const { return rows_; }
 
  private:
+  // With k bounds known: the lowest is a floor on the k-th best revision.
   void refloor() {
-    if (best_.size() < k_) return;
-    float m = best_[0].first;
-    for (auto& b : best_) m = std::min(m, b.first);
-    floor_ = std::max(floor_, m);
+    min_ = std::min_element(los_.begin(), los_.end()) - los_.begin();
+    floor_ = std::max(floor_, los_[min_]);
   }
   size_t k_;
   float floor_;
-  std::vector<std::pair<float, uint64_t>> best_;
+  std::vector<uint64_t> ords_;
+  std::vector<float> los_;
+  size_t min_ = 0;
   std::vector<Entry> rows_;
+};
+
+// A map from 64-bit keys by open addressing: a top-k's per-query maps (a few hundred
+// entries) without an allocation per entry. Only grows; pointers into it last until it does.
+template <class V>
+class FlatMap {
+ public:
+  explicit FlatMap(size_t expect = 16) {
+    size_t cap = 32;
+    while (cap < expect * 2) cap *= 2;
+    rehash(cap);
+  }
+  // The entry of `key`, made from `v` when new (then true).
+  std::pair<V*, bool> try_emplace(uint64_t key, const V& v) {
+    if ((n_ + 1) * 2 > keys_.size()) rehash(keys_.size() * 2);
+    size_t i = slot(key);
+    if (used_[i]) return {&vals_[i], false};
+    used_[i] = 1, keys_[i] = key, vals_[i] = v, n_++;
+    return {&vals_[i], true};
+  }
+  V* find(uint64_t key) {
+    size_t i = slot(key);
+    return used_[i] ? &vals_[i] : nullptr;
+  }
+  template <class F>
+  void each(F f) {
+    for (size_t i = 0; i < keys_.size(); i++)
+      if (used_[i]) f(keys_[i], vals_[i]);
+  }
+  size_t size() const { return n_; }
+
+ private:
+  size_t slot(uint64_t key) const {
+    size_t m = keys_.size() - 1, i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 29) & m;
+    while (used_[i] && keys_[i] != key) i = (i + 1) & m;
+    return i;
+  }
+  void rehash(size_t cap) {
+    std::vector<uint64_t> keys(cap);
+    std::vector<V> vals(cap);
+    std::vector<uint8_t> used(cap);
+    keys.swap(keys_), vals.swap(vals_), used.swap(used_);
+    n_ = 0;
+    for (size_t i = 0; i < keys.size(); i++)
+      if (used[i]) {
+        size_t j = slot(keys[i]);
+        used_[j] = 1, keys_[j] = keys[i], vals_[j] = vals[i], n_++;
+      }
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<V> vals_;
+  std::vector<uint8_t> used_;
+  size_t n_ = 0;
 };
 
 // The k best exact scores of distinct revisions, each a revision's best row scored so far (so
@@ -626,9 +689,17 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   prepare(q, &p);
   std::vector<float> cs(nc);
   centroids_.score(p, cs.data());
+  // The lists nearest first: a query reads a few, so only the first 32 are put in order until
+  // more are asked for (`at`).
   std::vector<uint32_t> order(nc);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return cs[a] > cs[b] || (cs[a] == cs[b] && a < b); });
+  auto nearer = [&](uint32_t a, uint32_t b) { return cs[a] > cs[b] || (cs[a] == cs[b] && a < b); };
+  size_t sorted = std::min<size_t>(nc, 32);
+  std::partial_sort(order.begin(), order.begin() + sorted, order.end(), nearer);
+  auto at = [&](size_t i) {
+    if (i >= sorted) std::sort(order.begin() + sorted, order.end(), nearer), sorted = nc;
+    return order[i];
+  };
   auto list_rows = [&](uint32_t l) { return (uint64_t)(seg_refs_[l].size() + delta_refs_[l].size()) + (file_ ? file_->end(l) - file_->begin(l) : 0); };
   uint64_t rows = rows_locked();
   uint64_t max_rows = o.probe_max_rows ? o.probe_max_rows : std::max<uint64_t>(30000, rows * 3 / 100);
@@ -640,7 +711,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   uint64_t min_rows = o.probe_min_rows ? o.probe_min_rows : std::max<uint64_t>(64 * k, 4 * rows / nc);
   size_t within = 0;
   uint64_t within_rows = 0;
-  while (within < nc && cs[order[within]] >= cs[order[0]] - o.probe_delta) within_rows += list_rows(order[within++]);
+  while (within < nc && cs[at(within)] >= cs[order[0]] - o.probe_delta) within_rows += list_rows(order[within++]);
   // Too many rows about as near as the nearest: nothing to steer by, so the caller scans.
   if (within_rows > max_rows) return *far = true, std::vector<Hit>{};
 
@@ -658,12 +729,12 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     for (size_t i = m; i < 4; i++) sel[i] = sel[m - 1];
     K.dot_i8_4x1(sel, p.code, p.sum, kDims, dots);
     for (size_t i = 0; i < m; i++) {
-      float a = scale[i] * p.scale * (float)dots[i], e = scale[i] * p.half_l1 + p.fixed;
+      // A saved row's measured rounding error bounds its term too (errs: +inf for the others).
+      float a = scale[i] * p.scale * (float)dots[i], e = std::min(scale[i] * p.half_l1, errs[i] * p.code_norm) + p.fixed;
       if (a + e < cand.floor()) continue;
-      // A candidate: its codes against the f32 query (in cache now) take the query's own
-      // rounding out of the bound, and a saved row's measured rounding error narrows it
-      // further, so fewer rows reach the f16 rescoring.
-      a = scale[i] * K.dot_i8_f32(sel[i], q, kDims), e = std::min(scale[i] * p.q_half_l1 + p.f16_slack, errs[i] * p.q_norm + 1e-5f);
+      // A candidate: its codes against the query's rounding (in cache now) take almost all of
+      // the query's rounding out of the bound, so fewer rows reach the f16 rescoring.
+      a = refined(scale[i], p, dots[i], K.dot_i8(sel[i], p.code2, p.sum2, kDims)), e = refined_bound(scale[i], errs[i], p);
       cand.add(ords[i], labels[i], a - e, a + e);
     }
     m = 0;
@@ -735,12 +806,11 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   // revision so far, no row after it can change the top k. A revision with a row scored may
   // have rows in lists not read (its chunks are filed apart): those are scored too, so every
   // revision returned is scored over all its rows that could be its best.
-  std::unordered_map<uint64_t, float> by_label;  // rows scored in f16, kept across calls
+  FlatMap<float> by_label(512);  // rows scored in f16, kept across calls
   auto exact_row = [&](const Cols& c, size_t r) {
-    auto it = by_label.find(c.label[r]);
-    if (it != by_label.end()) return it->second;
+    if (const float* s = by_label.find(c.label[r])) return *s;
     st.rescored++;
-    return by_label.emplace(c.label[r], K.dot_f16_f32(c.f16 + r * kDims, q, kDims)).first->second;
+    return *by_label.try_emplace(c.label[r], K.dot_f16_f32(c.f16 + r * kDims, q, kDims)).first;
   };
   auto result = [&]() {
     cand.prune();
@@ -758,10 +828,10 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
       const Cols* c;
       size_t row;
     };
-    std::unordered_map<uint64_t, Rev> revs;
+    FlatMap<Rev> revs(256);
     auto note = [&](uint64_t ord, const Cols& c, size_t r, float s) {
-      auto [it, fresh] = revs.try_emplace(ord, Rev{Hit{ord, c.label[r], s}, &c, r});
-      Hit& b = it->second.best;
+      auto [rev, fresh] = revs.try_emplace(ord, Rev{Hit{ord, c.label[r], s}, &c, r});
+      Hit& b = rev->best;
       // Ties go to the lower label, as a scan scoring the revision's rows in order picks.
       if (!fresh && (s > b.score || (s == b.score && c.label[r] < b.label))) b.score = s, b.label = c.label[r];
       top.raise(ord, s);
@@ -788,7 +858,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     // each revision's row range asked for a few revisions ahead.
     std::vector<Rev*> touched;
     touched.reserve(revs.size());
-    for (auto& [ord, rev] : revs) touched.push_back(&rev);
+    revs.each([&](uint64_t, Rev& rev) { touched.push_back(&rev); });
     for (size_t t = 0; t < touched.size(); t++) {
       if (t + 4 < touched.size()) {
         const Rev& a = *touched[t + 4];
@@ -807,31 +877,32 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         note(ord, c, x, exact_row(c, x));
       }
     }
-    std::unordered_map<uint64_t, Hit> by_ord;
-    for (auto& [ord, rev] : revs)
-      if (rev.best.score >= min_score) by_ord[ord] = rev.best;
+    FlatMap<Hit> by_ord(revs.size() + pending.size());
+    revs.each([&](uint64_t ord, Rev& rev) {
+      if (rev.best.score >= min_score) by_ord.try_emplace(ord, rev.best);
+    });
     for (const Hit& h : pending) {
-      auto it = by_ord.find(h.ord);
-      if (it == by_ord.end() || better(h, it->second)) by_ord[h.ord] = h;
+      auto [have, fresh] = by_ord.try_emplace(h.ord, h);
+      if (!fresh && better(h, *have)) *have = h;
     }
     std::vector<Hit> hits;
     hits.reserve(by_ord.size());
-    for (auto& [ord, h] : by_ord) hits.push_back(h);
+    by_ord.each([&](uint64_t, Hit& h) { hits.push_back(h); });
     std::sort(hits.begin(), hits.end(), better);
     if (hits.size() > k) hits.resize(k);
     return hits;
   };
   size_t next = 0;
-  for (; next < nc && (next < within || st.allowed < min_rows) && st.rows < max_rows; next++) read_list(order[next]);
+  for (; next < nc && (next < within || st.allowed < min_rows) && st.rows < max_rows; next++) read_list(at(next));
   std::vector<Hit> hits = result();
   // Short of k (a selective filter, a high min_score): read further lists, nearest first, a
   // few at a time, while the row budget lasts.
   while (hits.size() < k && next < nc && st.rows < max_rows) {
-    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(order[next]);
+    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(at(next));
     hits = result();
   }
   // Every list read (the rest are empty): the answer is exact.
-  while (next < nc && list_rows(order[next]) == 0) next++;
+  while (next < nc && list_rows(at(next)) == 0) next++;
   *complete = hits.size() >= k || next == nc;
   if (ps) *ps = st;
   return hits;

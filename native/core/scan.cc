@@ -16,21 +16,37 @@ void prepare(const float* q, Prepared* p) {
   p->scale = quantize_i8(q, p->code, kDims);
   int32_t sum = 0;
   int64_t l1 = 0;
-  double err = 0, ql1 = 0, q2 = 0;
+  double err = 0;
   for (size_t i = 0; i < kDims; i++) {
-    q2 += (double)q[i] * q[i];
     sum += p->code[i];
     l1 += std::abs((int32_t)p->code[i]);
     double e = (double)q[i] - (double)p->scale * p->code[i];
     err += e * e;
-    ql1 += std::fabs((double)q[i]);
   }
   p->sum = sum;
   p->half_l1 = (float)(0.5 * p->scale * (double)l1);
   p->f16_slack = (float)(4.9e-4 + 1e-5);
   p->fixed = (float)std::sqrt(err) + p->f16_slack;
-  p->q_half_l1 = (float)(0.5 * ql1 * (1 + 1e-6));
-  p->q_norm = (float)(std::sqrt(q2) * (1 + 1e-6));
+  // The rounding's own codes; q2 and what is left of q are measured in double from the codes.
+  alignas(64) float r[kDims];
+  for (size_t i = 0; i < kDims; i++) r[i] = (float)((double)q[i] - (double)p->scale * p->code[i]);
+  p->scale2 = quantize_i8(r, p->code2, kDims);
+  int32_t sum2 = 0;
+  double hat2 = 0, l1b = 0, n2 = 0, res = 0;
+  for (size_t i = 0; i < kDims; i++) {
+    sum2 += p->code2[i];
+    double h = (double)p->scale * p->code[i], b = h + (double)p->scale2 * p->code2[i], e = (double)q[i] - b;
+    hat2 += h * h;
+    l1b += std::fabs(b);
+    n2 += b * b;
+    res += e * e;
+  }
+  p->sum2 = sum2;
+  p->code_norm = (float)(std::sqrt(hat2) * (1 + 1e-6));
+  p->q2_half_l1 = (float)(0.5 * l1b * (1 + 1e-6));
+  p->q2_norm = (float)(std::sqrt(n2) * (1 + 1e-6));
+  // Plus 1e-6: the float arithmetic of the refined estimate (two products of ~1e6-sized dots).
+  p->resid2 = (float)(std::sqrt(res) * (1 + 1e-6) + 1e-6);
 }
 
 namespace {
@@ -130,13 +146,15 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
           G.fl[j] = j < G.qn ? queries[G.q0 + j].threshold - p.fixed : INFINITY;
         }
       }
-      // A candidate of the coarse test is tested again against the f32 query while its row is
-      // in cache: that bound lacks the query's rounding (~0.009), so fewer rows reach the f16
-      // rescoring, each a 2 KB read from elsewhere.
-      auto take = [&](size_t r, size_t i) {
+      // A candidate of the coarse test is tested again while its row is in cache, its codes
+      // against the query's rounding too (Prepared::code2): that bound lacks almost all of the
+      // query's rounding (~0.009), so fewer rows reach the f16 rescoring, each a 2 KB read from
+      // elsewhere.
+      auto take = [&](size_t r, size_t i, int32_t dot) {
         if (r < lo[i] || r >= hi[i] || !row_allowed(c, r, queries[i].filter)) return;
         const Prepared& p = prep[i];
-        if (c.scale[r] * (K.dot_i8_f32(c.i8 + r * kDims, queries[i].q, kDims) + p.q_half_l1) + p.f16_slack < queries[i].threshold) return;
+        const int8_t* code = c.i8 + r * kDims;
+        if (refined(c.scale[r], p, dot, K.dot_i8(code, p.code2, p.sum2, kDims)) + refined_bound(c.scale[r], INFINITY, p) < queries[i].threshold) return;
         cand[i].push_back((uint32_t)(r - tb));
       };
       for (size_t b = tb; b < te; b += kBlock) {
@@ -161,13 +179,13 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
               // One query: a 4 x 4 tile would compute three padding columns for nothing.
               K.dot_i8_4x1(rows, G.qc[0], G.qs[0], kDims, dots);
               for (size_t x = 0; x < 4; x++)
-                if (c.scale[r + x] * (G.qscale[0] * (float)dots[x] + G.hl[0]) >= G.fl[0]) take(r + x, G.q0);
+                if (c.scale[r + x] * (G.qscale[0] * (float)dots[x] + G.hl[0]) >= G.fl[0]) take(r + x, G.q0, dots[x]);
               continue;
             }
             K.dot_i8_4x4(rows, G.qc, G.qs, kDims, dots);
             for (uint32_t m = K.tile_mask(dots, c.scale + r, G.qscale, G.hl, G.fl); m; m &= m - 1) {
               unsigned bit = (unsigned)__builtin_ctz(m);
-              take(r + bit / 4, G.q0 + bit % 4);
+              take(r + bit / 4, G.q0 + bit % 4, dots[bit]);
             }
           }
         }
@@ -175,8 +193,8 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
           for (const Group& G : gs) {
             if (r < G.lo || r >= G.hi) continue;
             for (size_t j = 0; j < G.qn; j++) {
-              float v = c.scale[r] * (G.qscale[j] * (float)K.dot_i8(c.i8 + r * kDims, G.qc[j], G.qs[j], kDims) + G.hl[j]);
-              if (v >= G.fl[j]) take(r, G.q0 + j);
+              int32_t dot = K.dot_i8(c.i8 + r * kDims, G.qc[j], G.qs[j], kDims);
+              if (c.scale[r] * (G.qscale[j] * (float)dot + G.hl[j]) >= G.fl[j]) take(r, G.q0 + j, dot);
             }
           }
         // Rescore this block's candidates in f16; a revision's candidates are adjacent rows,

@@ -4,6 +4,7 @@
 // exactly when its f16 score reaches the threshold, and f16 is within 5e-4 of float32 on unit
 // vectors (within 1e-5 in practice).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -50,14 +51,31 @@ struct Prepared {
   float scale;
   float half_l1;
   float fixed;
-  // A candidate's refined test, the row's codes against the f32 query: |v.q - scale_v *
-  // dot(code_v, q)| <= scale_v * q_half_l1 (row rounding only), plus the f16 slack.
-  float q_half_l1;
+  // The f16 rescoring's rounding (2^-11 relative, at most 4.9e-4 on unit vectors) and float slack.
   float f16_slack;
-  // |q|_2, rounded up: with a row's measured rounding error, a second bound on the same
-  // refined test (|v.q - scale_v * dot(code_v, q)| <= |q|_2 * err_v).
-  float q_norm;
+  // |scale * code|_2, rounded up: the int8 pass's row term is also at most err_v times it.
+  float code_norm;
+  // The query's own rounding, rounded in turn: q ~ q2 = scale * code + scale2 * code2, so a
+  // candidate's refined test is a second integer dot (its codes against code2, ~16 VNNI
+  // instructions) instead of a float one. For q2: q2_half_l1 = |q2|_1 / 2 and q2_norm =
+  // |q2|_2, rounded up, and resid2 = |q - q2|_2 rounded up, which |v| <= 1 adds to the bound.
+  alignas(64) int8_t code2[kDims];
+  int32_t sum2;
+  float scale2;
+  float q2_half_l1;
+  float q2_norm;
+  float resid2;
 };
+
+// A candidate's refined estimate from the two dots, and its bound (see Prepared::code2):
+//   |v.q - refined| <= min(scale_v * q2_half_l1 + f16_slack, err_v * q2_norm + 1e-5) + resid2
+// (err_v, the row's measured |v - scale_v * code_v|_2, or +inf where none is kept).
+inline float refined(float row_scale, const Prepared& p, int32_t dot, int32_t dot2) {
+  return row_scale * (p.scale * (float)dot + p.scale2 * (float)dot2);
+}
+inline float refined_bound(float row_scale, float err, const Prepared& p) {
+  return std::min(row_scale * p.q2_half_l1 + p.f16_slack, err * p.q2_norm + 1e-5f) + p.resid2;
+}
 void prepare(const float* q, Prepared* p);
 
 inline float approx(const Cols& c, size_t r, const Prepared& p, int32_t dot) { return c.scale[r] * p.scale * (float)dot; }
