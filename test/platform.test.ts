@@ -40,12 +40,14 @@ function parse(raw: string): any {
   }
 }
 
-async function startPlatform(extraEnv: Record<string, string> = {}): Promise<Platform> {
+/** `hooks`: test hooks added to the app after its own (they run after them), before it is ready. */
+async function startPlatform(extraEnv: Record<string, string> = {}, hooks?: (app: App, p: Platform) => void): Promise<Platform> {
   const dir = makeTempDir('newsmatch-platform-');
   const env = { DATA_DIR: join(dir, 'data'), GATEWAY_HOST, LOG_LEVEL: 'silent', ...extraEnv };
   const p = { now: Date.now() } as Platform;
   const service = await openService(loadConfig(env), { clock: () => p.now });
   const app = await buildApp(service);
+  hooks?.(app, p);
   await app.ready();
   return Object.assign(p, {
     dir,
@@ -494,6 +496,79 @@ describe('an empty wallet', () => {
     expectCharged(await sources(c.headers), 1, 0);
     expectError(await sources(c.headers), 429, 'quota_exceeded');
     expectLedgerConsistent(c.id);
+  });
+});
+
+describe('the handler runs while its debit commits', () => {
+  let Q: Platform;
+  beforeAll(async () => {
+    // After the metering hooks' preHandler (the debit decided, its commit not yet begun): the
+    // CLI, another process, changes the account before this process's commit can land.
+    Q = await startPlatform({}, (app, p) => {
+      app.addHook('preHandler', async (req) => {
+        const between = req.headers['x-test-between'];
+        const account = req.headers['x-test-account'];
+        if (typeof between !== 'string' || typeof account !== 'string') return;
+        if (between === 'unsubscribe') p.nm('subscribe', '--account', account, '--product', 'sources', '--plan', 'none');
+        if (between === 'grant') p.nm('credits', 'grant', '--account', account, '--credits', '5');
+      });
+    });
+  });
+  afterAll(async () => {
+    await Q?.close();
+  });
+  const customerOf = (name: string) => {
+    const { id } = Q.service.billing.createAccount(name);
+    return { id, headers: bearer(Q.service.keys.create({ scheme: 'bearer', account: id }).secret) };
+  };
+
+  it("no answer before its debit has committed: 10 calls at once (the free plan's minute), each answered after its debit landed", async () => {
+    const c = customerOf('early');
+    const landed = new Set<string>();
+    const listen = (_s: number, entries: readonly LedgerEntry[]) => {
+      for (const e of entries) if (e.kind === 'debit' && e.requestId) landed.add(e.requestId);
+    };
+    Q.service.billing.commitListeners.add(listen);
+    try {
+      // Each answer looks at once (in the same turn its response resolves) whether its debit landed.
+      const seen = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          Q.inject({
+            method: i % 2 ? 'POST' : 'GET',
+            url: i % 2 ? '/v1/match' : '/v1/sources',
+            headers: c.headers,
+            payload: i % 2 ? { limit: 3 } : undefined,
+          }).then((res) => ({ status: res.status, id: String(res.headers['x-request-id']), landed: landed.has(String(res.headers['x-request-id'])) })),
+        ),
+      );
+      expect(seen.map((x) => x.status)).toEqual(seen.map(() => 200));
+      expect(seen.filter((x) => !x.landed)).toEqual([]);
+    } finally {
+      Q.service.billing.commitListeners.delete(listen);
+    }
+    expect(Q.service.billing.balance(c.id)).toBe(240);
+  });
+
+  it('unsubscribed by another process between the decision and the commit: computed again, 403 not_subscribed, not charged, the result not sent', async () => {
+    const c = customerOf('unsubscribed-between');
+    expectCharged(await Q.inject({ url: '/v1/sources', headers: c.headers }), 1, 249);
+    const res = await Q.inject({ url: '/v1/sources', headers: { ...c.headers, 'x-test-between': 'unsubscribe', 'x-test-account': c.id } });
+    expectError(res, 403, 'not_subscribed');
+    expectCharged(res, 0, 249);
+    Q.service.store.refresh();
+    expect(Q.service.billing.entries(c.id).filter((e) => e.kind === 'debit')).toHaveLength(1);
+    expect(Q.service.billing.balance(c.id)).toBe(249);
+  });
+
+  it('credits granted by another process between the decision and the commit: charged once, X-Credits-Remaining as it landed', async () => {
+    const c = customerOf('granted-between');
+    const res = await Q.inject({ url: '/v1/sources', headers: { ...c.headers, 'x-test-between': 'grant', 'x-test-account': c.id } });
+    expect(res.status, res.raw).toBe(200);
+    // Decided on 250 (249 left); landed after the grant: 254 left.
+    expectCharged(res, 1, 254);
+    Q.service.store.refresh();
+    expect(Q.service.billing.entries(c.id).filter((e) => e.kind === 'debit')).toHaveLength(1);
+    expect(Q.service.billing.balance(c.id)).toBe(254);
   });
 });
 

@@ -2,8 +2,14 @@
  * Fastify hooks that walk a metered route through the core's metering path (platform/
  * metering.ts), in its order: authenticate and authorise and rate-limit
  * (onRequest, before the body is read) → schema validation (Fastify) → idempotent replay,
- * concurrency slot and charge (preHandler) → handler → refund of a 400, 422 or 5xx and
- * keeping the response for its Idempotency-Key (onSend) → release (onResponse).
+ * concurrency slot and charge (preHandler) → handler → the charge committed, a refund of a
+ * 400, 422 or 5xx and keeping the response for its Idempotency-Key (onSend) → release
+ * (onResponse).
+ *
+ * The handler runs while its debit commits (decided from the wallet in memory, so a refusal is
+ * known before it runs), and onSend holds the response until the debit has committed: no
+ * answer goes out for a call not paid, and a call's latency holds one commit less. A metered
+ * route therefore never hijacks its reply.
  *
  * A route opts in with `config: { auth: true, product: 'match' }` (or a function of the
  * request, for `engine`-selected products).
@@ -27,6 +33,8 @@ interface Metered {
   admission: Admission;
   charge: Charge | null;
   release?: () => void;
+  /** The debit committing while the handler runs: onSend waits for it (and takes what landed). */
+  landing?: Promise<Charge | null>;
   idempotency?: { key: string; fingerprint: string; end: () => void };
   replayed?: boolean;
   /** Admitted and charged: the handler runs. Only such calls are kept for their Idempotency-Key. */
@@ -80,7 +88,16 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
       }
     }
     m.release = metering.admit(m.admission.product);
-    m.charge = await metering.charge(m.admission, req.id);
+    const { decided, landed } = metering.charge(m.admission, req.id);
+    if (decided === undefined) {
+      // Refused: `landed` rejects with why.
+      m.charge = await landed;
+    } else {
+      m.charge = decided;
+      m.landing = landed;
+      // Awaited in onSend; a reply never sent (the client went away) leaves it unheard.
+      landed.catch(() => undefined);
+    }
     m.ran = true;
     if (m.charge) creditHeaders(reply, m.charge.credits, m.charge.remaining);
   });
@@ -88,6 +105,21 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
   app.addHook('onSend', async (req, reply, payload) => {
     const m = req.metered;
     if (!m || m.replayed) return payload;
+    if (m.landing) {
+      const landing = m.landing;
+      m.landing = undefined;
+      try {
+        m.charge = await landing;
+      } catch (e) {
+        // Not paid after all (the commit failed, or, computed again after another process
+        // wrote, refused): that error is the answer, and nothing was charged.
+        m.charge = null;
+        m.ran = false;
+        throw e;
+      }
+      // What landed is what counts (it differs from the decision only after a conflict).
+      if (m.charge) creditHeaders(reply, m.charge.credits, m.charge.remaining);
+    }
     if (m.charge && refunded(reply.statusCode)) {
       m.charge = await metering.refund(m.charge, `HTTP ${reply.statusCode}`);
       creditHeaders(reply, 0, m.charge.remaining);

@@ -164,18 +164,32 @@ export class Billing {
    * saves a lookup.
    */
   charge(account: string | Held, product: Product, ctx: { requestId: string; keyId: string }, units = 1): Promise<Charge> {
+    return this.chargeEarly(account, product, ctx, units).landed;
+  }
+
+  /**
+   * `charge`, with the debit as decided handed back at once (undefined when refused: `landed`
+   * then rejects with why) beside the promise of the debit committed, which is what counts (see
+   * JournalWriter.changeEarly). The metering path runs the handler meanwhile.
+   */
+  chargeEarly(
+    account: string | Held,
+    product: Product,
+    ctx: { requestId: string; keyId: string },
+    units = 1,
+  ): { decided: Charge | undefined; landed: Promise<Charge> } {
     // A record dropped since the caller took it (fold): the account's current one.
     const h = typeof account === 'string' ? this.held(account) : account.dropped ? this.held(account.id) : account;
     // Authorised with a record a moment ago: its subscription was read fresh then.
     const authorised = typeof account !== 'string';
     const accountId = h.id;
     if (accountId === OPERATOR) {
-      return this.#writer.change(h, (state, now, out) => {
+      return this.#writer.changeEarly(h, (state, now, out) => {
         const debit = operatorDebit(state, product, ctx, now, out);
         return { account: OPERATOR, seq: debit.seq, credits: 0, remaining: null, debit };
       });
     }
-    return this.#writer.change(h, (state, now, out, attempt) => {
+    return this.#writer.changeEarly(h, (state, now, out, attempt) => {
       // The subscription and its period, read from one object.
       const subscribed = this.#subOf(h, product, now, attempt > 0 || !authorised);
       if (!subscribed) throw new AppError('not_subscribed', `this account does not subscribe to ${product}`);

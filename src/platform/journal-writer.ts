@@ -3,7 +3,8 @@
  * arrival order.
  *
  * The request path (a charge, a refund) computes them from the account's state in memory and
- * resolves once they are committed: the handler runs after its debit is on disk. Its commits
+ * resolves once they are committed (`changeEarly` also hands back the decision at once: the
+ * metering path runs the handler meanwhile, and answers once its debit is on disk). Its commits
  * are grouped: while one is in flight, the calls that come meanwhile gather into the next, one
  * journal record. Appends land at the end of one B-tree, so a commit of many charges writes a
  * few pages, where keying each charge under its account dirtied pages of its own
@@ -124,6 +125,29 @@ export class JournalWriter {
       }
     }
     throw new AppError('product_unavailable', 'credits could not be reached: the ledger kept changing under this call');
+  }
+
+  /**
+   * `change`, with its decision handed back at once: `decided` is what `decide` returned for
+   * the change now committing (undefined when it refused, by throwing), and `landed` resolves
+   * with the result once it is committed. What lands is what counts: after a conflict the
+   * change is computed again, and may come out otherwise or be refused.
+   */
+  changeEarly<T>(
+    h: Held,
+    decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T,
+  ): { decided: T | undefined; landed: Promise<T> } {
+    let decided: T | undefined;
+    let early = true;
+    const landed = this.change(h, (state, now, out, attempt) => {
+      // A throw leaves nothing decided; only the attempts made before `change` first waits count.
+      if (early) decided = undefined;
+      const r = decide(state, now, out, attempt);
+      if (early) decided = r;
+      return r;
+    });
+    early = false;
+    return { decided, landed };
   }
 
   /**

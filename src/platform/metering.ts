@@ -3,7 +3,8 @@
  * (README, "Accounts, keys, credits and plans"):
  *
  *   authenticate (http/auth.ts) → authorise → rate limit → validate (the route schema)
- *   → admit (per-process concurrency) → charge → handler → refund on 400/422/5xx
+ *   → admit (per-process concurrency) → charge → handler (while the debit commits) → answer
+ *   once it has committed → refund on 400/422/5xx
  *
  * Gateway keys are not charged (the gateway bills its users) and reach the indexed products
  * only; Bearer keys are charged to their account, or recorded at price 0 for the operator.
@@ -103,15 +104,22 @@ export class Metering {
   }
 
   /**
-   * Charges an admitted call before its handler. Null for gateway keys. A store that cannot be
-   * written (disk full, map full) is 503 product_unavailable: credits could not be reached.
+   * Charges an admitted call: `decided` at once, the debit as computed from the wallet in
+   * memory (null for gateway keys; undefined when refused), and `landed` once it is committed,
+   * with the debit that counts (Billing.chargeEarly). The caller runs the handler meanwhile and
+   * answers only after `landed`. A store that cannot be written (disk full, map full) is 503
+   * product_unavailable: credits could not be reached.
    */
-  charge(a: Admission, requestId: string): Promise<Charge | null> {
-    if (a.account === null) return Promise.resolve(null);
-    return this.billing.charge(a.held ?? a.account, a.product, { requestId, keyId: a.keyId }).catch((e: unknown) => {
-      if (e instanceof AppError) throw e;
-      throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
-    });
+  charge(a: Admission, requestId: string): { decided: Charge | null | undefined; landed: Promise<Charge | null> } {
+    if (a.account === null) return { decided: null, landed: Promise.resolve(null) };
+    const { decided, landed } = this.billing.chargeEarly(a.held ?? a.account, a.product, { requestId, keyId: a.keyId });
+    return {
+      decided,
+      landed: landed.catch((e: unknown) => {
+        if (e instanceof AppError) throw e;
+        throw new AppError('product_unavailable', 'credits could not be reached', { cause: e });
+      }),
+    };
   }
 
   refund(c: Charge, reason: string): Promise<Charge> {
