@@ -72,11 +72,6 @@ static float dot_f16_f32_generic(const uint16_t* v, const float* q, size_t n) {
   for (size_t i = 0; i < n; i++) s += f16_to_f32(v[i]) * q[i];
   return s;
 }
-static float dot_i8_f32_generic(const int8_t* v, const float* q, size_t n) {
-  float s = 0;
-  for (size_t i = 0; i < n; i++) s += (float)v[i] * q[i];
-  return s;
-}
 static int32_t dot_i8_generic(const int8_t* v, const int8_t* q, int32_t, size_t n) {
   int32_t s = 0;
   for (size_t i = 0; i < n; i++) s += (int32_t)v[i] * (int32_t)q[i];
@@ -144,14 +139,6 @@ __attribute__((target("avx2"))) static int32_t hsum256_epi32(__m256i acc) {
   s = _mm_hadd_epi32(s, s);
   s = _mm_hadd_epi32(s, s);
   return _mm_cvtsi128_si32(s);
-}
-__attribute__((target("avx2,fma"))) static float dot_i8_f32_avx2(const int8_t* v, const float* q, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  for (size_t i = 0; i < n; i += 16) {
-    a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(v + i)))), _mm256_loadu_ps(q + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(v + i + 8)))), _mm256_loadu_ps(q + i + 8), a1);
-  }
-  return hsum256(_mm256_add_ps(a0, a1));
 }
 // int8 x int8 by sign extension to int16 and madd: exact (|products| <= 127 * 127).
 __attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t* v, const int8_t* q, int32_t, size_t n) {
@@ -241,14 +228,6 @@ __attribute__((target("avx512f,avx512bw,f16c,fma"))) static float dot_f16_f32_av
 #define NM_AVX512 __attribute__((target("avx512f,avx512bw")))
 #define NM_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
-__attribute__((target("avx512f,fma"))) static float dot_i8_f32_avx512(const int8_t* v, const float* q, size_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-  for (size_t i = 0; i < n; i += 32) {
-    a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(v + i)))), _mm512_loadu_ps(q + i), a0);
-    a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(v + i + 16)))), _mm512_loadu_ps(q + i + 16), a1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-}
 NM_AVX512 static inline __m512i widen(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)p)); }
 NM_AVX512 static int32_t dot_i8_avx512(const int8_t* v, const int8_t* q, int32_t, size_t n) {
   __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
@@ -371,11 +350,11 @@ NM_AVX512 static uint64_t sum_bytes_avx512(const uint8_t* p, size_t n) {
   return (uint64_t)_mm512_reduce_add_epi64(acc);
 }
 
-static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_i8_f32_generic, dot_i8_generic, dot_i8_4x4_generic, dot_i8_4x1_generic, tile_mask_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
-static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_i8_f32_avx2, dot_i8_avx2, dot_i8_4x4_avx2, dot_i8_4x1_avx2, tile_mask_generic, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_i8_generic, dot_i8_4x4_generic, dot_i8_4x1_generic, tile_mask_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
+static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_i8_avx2, dot_i8_4x4_avx2, dot_i8_4x1_avx2, tile_mask_generic, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
 // Conversion and quantisation run once per appended row: the AVX2 versions are enough there.
-static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_i8_f32_avx512, dot_i8_avx512, dot_i8_4x4_avx512, dot_i8_4x1_avx512, tile_mask_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
-static const Kernels kVnni{"avx512vnni", dot_f16_f32_avx512, dot_i8_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, tile_mask_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_i8_avx512, dot_i8_4x4_avx512, dot_i8_4x1_avx512, tile_mask_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kVnni{"avx512vnni", dot_f16_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, tile_mask_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
 
 static bool has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");

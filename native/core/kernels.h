@@ -13,9 +13,6 @@ struct Kernels {
   const char* isa;
   // dot(f16 vector, f32 query): the exact rescoring pass.
   float (*dot_f16_f32)(const uint16_t* v, const float* q, size_t n);
-  // dot(int8 code, f32 query) in f32: a candidate's estimate refined while its row is in cache
-  // (the query's own rounding gone; n % 64 == 0).
-  float (*dot_i8_f32)(const int8_t* v, const float* q, size_t n);
   // Exact integer dot of two int8 codes (n % 64 == 0). `qsum` is the sum of q's codes: the
   // VNNI path multiplies (v + 128) as unsigned bytes by q and takes 128 * qsum back off.
   int32_t (*dot_i8)(const int8_t* v, const int8_t* q, int32_t qsum, size_t n);

@@ -199,7 +199,7 @@ export class Store {
     if (pieces) return pieces;
     const rev = this.revisions.get(ord);
     if (!rev) return undefined;
-    const article = articleBytes(rev, this.sourceNames().get(rev.sourceId) ?? '');
+    const article = articleBytes(rev, this.#sourceName(rev.sourceId));
     return { article, chunk: label === null ? null : Buffer.from(JSON.stringify(this.chunks.get(label)?.text ?? null)) };
   }
 
@@ -371,7 +371,7 @@ export class Store {
         const texts = this.#putChunks(ord, nextLabel, chunks);
         const attached = { ...rev, labelStart: nextLabel, labelCount: chunks.length };
         this.revisions.putSync(ord, attached);
-        this.#rendered.putSync(ord, render(attached, this.sourceNames().get(rev.sourceId) ?? '', texts));
+        this.#rendered.putSync(ord, render(attached, this.#sourceName(rev.sourceId), texts));
         this.unembedded.removeSync(ord);
         nextLabel += chunks.length;
         done.push(ord);
@@ -417,6 +417,11 @@ export class Store {
     return this.#names.byId;
   }
   #names: { count: number; byId: Map<number, string> } = { count: -1, byId: new Map() };
+
+  /** A source's name as an article shows it ('' for an id no source has). */
+  #sourceName(id: number): string {
+    return this.sourceNames().get(id) ?? '';
+  }
 
   async close(): Promise<void> {
     await this.root.flushed;
