@@ -298,6 +298,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     p.Set("allowed", (double)a.probe.allowed);
     p.Set("pending", (double)a.probe.pending);
     p.Set("rescored", (double)a.probe.rescored);
+    p.Set("threads", (double)a.probe.threads);
     o.Set("probe", p);
     return o;
   }

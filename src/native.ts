@@ -62,6 +62,8 @@ export interface ProbeStats {
   pending: number;
   /** Revisions scored exactly in f16. */
   rescored: number;
+  /** Threads the lists were handed out to: all of them for a lone query on an idle pool, else 1. */
+  threads: number;
 }
 
 export interface NativeStats {

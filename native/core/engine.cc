@@ -60,13 +60,15 @@ class Candidates {
     float lo, hi;
     uint64_t label;
   };
-  Candidates(size_t k, float min_score) : k_(k), floor_(min_score) {
+  // `shared`: a floor other threads sweeping for the same query raise too (their k best lower
+  // bounds are among all rows', so theirs bounds the k-th best as well); null when alone.
+  Candidates(size_t k, float min_score, std::atomic<float>* shared = nullptr) : k_(k), floor_(min_score), shared_(shared) {
     ords_.reserve(k);
     los_.reserve(k);
   }
-  float floor() const { return floor_; }
+  float floor() const { return shared_ ? std::max(floor_, shared_->load(std::memory_order_relaxed)) : floor_; }
   void add(uint64_t ord, uint64_t label, float lo, float hi) {
-    if (hi < floor_) return;
+    if (hi < floor()) return;
     rows_.push_back({ord, lo, hi, label});
     if (lo <= floor_ && ords_.size() == k_) return;
     // The k best lower bounds by revision, kept apart (ords, bounds) so that finding the
@@ -89,7 +91,14 @@ class Candidates {
   }
   // Drops the rows whose upper bound fell below the floor as later rows raised it.
   void prune() {
-    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const Entry& e) { return e.hi < floor_; }), rows_.end());
+    float fl = floor();
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const Entry& e) { return e.hi < fl; }), rows_.end());
+  }
+  // Takes the rows another thread kept for the same query: the floor and the rows kept come out
+  // as if one thread had read them all (a row another thread dropped was below a floor this
+  // one reaches too).
+  void merge(const Candidates& o) {
+    for (const Entry& e : o.rows_) add(e.ord, e.label, e.lo, e.hi);
   }
   // One entry per row read with its bound still reaching the floor (after prune()).
   const std::vector<Entry>& entries() const { return rows_; }
@@ -99,9 +108,14 @@ class Candidates {
   void refloor() {
     min_ = std::min_element(los_.begin(), los_.end()) - los_.begin();
     floor_ = std::max(floor_, los_[min_]);
+    if (!shared_) return;
+    float was = shared_->load(std::memory_order_relaxed);
+    while (was < floor_ && !shared_->compare_exchange_weak(was, floor_, std::memory_order_relaxed)) {
+    }
   }
   size_t k_;
   float floor_;
+  std::atomic<float>* shared_;
   std::vector<uint64_t> ords_;
   std::vector<float> los_;
   size_t min_ = 0;
@@ -715,71 +729,71 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   // Too many rows about as near as the nearest: nothing to steer by, so the caller scans.
   if (within_rows > max_rows) return *far = true, std::vector<Hit>{};
 
-  Candidates cand(k, min_score);
-  ProbeStats st;
-  int32_t dots[4];
   bool any = filtered(f), first_only = f.first_only && f.tmin == INT64_MIN && f.tmax == INT64_MAX && f.sources.empty();
-  // Allowed rows four at a time: the kernel has four rows' loads in flight.
-  const int8_t* sel[4];
-  float scale[4], errs[4];
-  uint64_t ords[4], labels[4];
-  size_t m = 0;
-  auto flush = [&]() {
-    if (m == 0) return;
-    for (size_t i = m; i < 4; i++) sel[i] = sel[m - 1];
-    K.dot_i8_4x1(sel, p.code, p.sum, kDims, dots);
-    for (size_t i = 0; i < m; i++) {
+  // One thread's part of the sweep: its candidates, what it read, and the allowed rows it has
+  // in hand four at a time (the kernel has four rows' loads in flight).
+  struct Sweep {
+    explicit Sweep(Candidates c) : cand(std::move(c)) {}
+    Candidates cand;
+    ProbeStats st;
+    const int8_t* sel[4];
+    float scale[4], errs[4];
+    uint64_t ords[4], labels[4];
+    size_t m = 0;
+    uint64_t counted = 0;  // of st.allowed, what the hand-out below has counted
+  };
+  auto flush = [&](Sweep& w) {
+    if (w.m == 0) return;
+    int32_t dots[4];
+    for (size_t i = w.m; i < 4; i++) w.sel[i] = w.sel[w.m - 1];
+    K.dot_i8_4x1(w.sel, p.code, p.sum, kDims, dots);
+    for (size_t i = 0; i < w.m; i++) {
       // A saved row's measured rounding error bounds its term too (errs: +inf for the others).
-      float a = scale[i] * p.scale * (float)dots[i], e = std::min(scale[i] * p.half_l1, errs[i] * p.code_norm) + p.fixed;
-      if (a + e < cand.floor()) continue;
+      float a = w.scale[i] * p.scale * (float)dots[i], e = std::min(w.scale[i] * p.half_l1, w.errs[i] * p.code_norm) + p.fixed;
+      if (a + e < w.cand.floor()) continue;
       // A candidate: its codes against the query's rounding (in cache now) take almost all of
       // the query's rounding out of the bound, so fewer rows reach the f16 rescoring.
-      a = refined(scale[i], p, dots[i], K.dot_i8(sel[i], p.code2, p.sum2, kDims)), e = refined_bound(scale[i], errs[i], p);
-      cand.add(ords[i], labels[i], a - e, a + e);
+      a = refined(w.scale[i], p, dots[i], K.dot_i8(w.sel[i], p.code2, p.sum2, kDims)), e = refined_bound(w.scale[i], w.errs[i], p);
+      w.cand.add(w.ords[i], w.labels[i], a - e, a + e);
     }
-    m = 0;
+    w.m = 0;
   };
-  auto take = [&](const int8_t* code, float s, uint64_t ord, uint64_t label, float err) {
-    st.allowed++;
-    sel[m] = code, scale[m] = s, ords[m] = ord, labels[m] = label, errs[m] = err;
-    if (++m == 4) flush();
+  auto take = [&](Sweep& w, const int8_t* code, float s, uint64_t ord, uint64_t label, float err) {
+    w.st.allowed++;
+    size_t m = w.m;
+    w.sel[m] = code, w.scale[m] = s, w.ords[m] = ord, w.labels[m] = label, w.errs[m] = err;
+    if (++w.m == 4) flush(w);
   };
-  std::vector<uint8_t> listed(nc);
-  auto read_list = [&](uint32_t l) {
-    st.lists++;
-    listed[l] = 1;
-    // The saved rows: stored together, read in one sequential sweep.
-    if (file_) {
-      uint64_t b = file_->begin(l), e = file_->end(l);
-      st.rows += e - b;
-      auto allowed = [&](const IndexRec& r) {
-        return first_only ? r.first()
-                          : !any || (r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label));
-      };
-      // Codes asked for 8 rows (two pages) ahead, the hardware's stream prefetch stopping at
-      // each 4 KB page (four rows); only an allowed row's, so a query for first revisions does
-      // not pull in the edits' codes it skips. Each row's verdict is kept from then on.
-      constexpr uint64_t kAhead = 8;
-      bool ok[kAhead];
-      auto ask = [&](uint64_t i) {
-        bool a = allowed(file_->rec(i));
-        ok[i % kAhead] = a;
-        if (a)
-          for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(file_->code(i) + o);
-      };
-      for (uint64_t i = b; i < std::min(e, b + kAhead); i++) ask(i);
-      for (uint64_t i = b; i < e; i++) {
-        bool a = ok[i % kAhead];
-        if (i + kAhead < e) ask(i + kAhead);
-        if (!a) continue;
-        const IndexRec& r = file_->rec(i);
-        take(file_->code(i), r.scale, r.ord, r.label, r.err);
-      }
+  // Saved rows [b, e) of one list: stored together, read in one sequential sweep.
+  auto saved_rows = [&](Sweep& w, uint64_t b, uint64_t e) {
+    auto allowed = [&](const IndexRec& r) {
+      return first_only ? r.first()
+                        : !any || (r.time >= f.tmin && r.time <= f.tmax && (!f.first_only || r.first()) && source_allowed(f, r.source()) && label_allowed(f, r.label));
+    };
+    // Codes asked for 8 rows (two pages) ahead, the hardware's stream prefetch stopping at
+    // each 4 KB page (four rows); only an allowed row's, so a query for first revisions does
+    // not pull in the edits' codes it skips. Each row's verdict is kept from then on.
+    constexpr uint64_t kAhead = 8;
+    bool ok[kAhead];
+    auto ask = [&](uint64_t i) {
+      bool a = allowed(file_->rec(i));
+      ok[i % kAhead] = a;
+      if (a)
+        for (size_t o = 0; o < kDims; o += 64) __builtin_prefetch(file_->code(i) + o);
+    };
+    for (uint64_t i = b; i < std::min(e, b + kAhead); i++) ask(i);
+    for (uint64_t i = b; i < e; i++) {
+      bool a = ok[i % kAhead];
+      if (i + kAhead < e) ask(i + kAhead);
+      if (!a) continue;
+      const IndexRec& r = file_->rec(i);
+      take(w, file_->code(i), r.scale, r.ord, r.label, r.err);
     }
-    // Rows filed since: scattered over the columns, so each is asked for a few rows ahead (not
-    // an edit's when only first revisions are wanted).
+  };
+  // Rows of list l filed since the file was saved: scattered over the columns, so each is
+  // asked for a few rows ahead (not an edit's when only first revisions are wanted).
+  auto filed_rows = [&](Sweep& w, uint32_t l) {
     for (const auto* refs : {&seg_refs_[l], &delta_refs_[l]}) {
-      st.rows += refs->size();
       size_t n = refs->size();
       for (size_t j = 0; j < n; j++) {
         if (j + 6 < n) {
@@ -792,11 +806,80 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         Ref x = (*refs)[j];
         const Cols& c = view_of(views, x.view());
         if (first_only ? !x.first() : any && !row_allowed(c, x.row, f)) continue;
-        take(c.i8 + (size_t)x.row * kDims, c.scale[x.row], c.ord[x.row], c.label[x.row], INFINITY);
+        take(w, c.i8 + (size_t)x.row * kDims, c.scale[x.row], c.ord[x.row], c.label[x.row], INFINITY);
       }
     }
-    flush();
   };
+  std::vector<uint8_t> listed(nc);
+  auto read_list = [&](Sweep& w, uint32_t l) {
+    w.st.lists++;
+    w.st.rows += list_rows(l);
+    listed[l] = 1;
+    if (file_) saved_rows(w, file_->begin(l), file_->end(l));
+    filed_rows(w, l);
+    flush(w);
+  };
+  // The first lists: those within probe_delta of the best, and on until probe_min_rows allowed
+  // rows are read. They are handed out a piece at a time (a run of saved rows, or a list's rows
+  // filed since) to every thread this query may use: a lone query (o.threads > 1, nothing else
+  // running) spreads its sweep over all cores. A list is opened when the pieces before it are
+  // handed out, on the allowed rows counted so far: on one thread exactly as it reads them;
+  // with more, another's piece in hand may not be counted yet, and a list more may be read.
+  std::atomic<float> shared_floor{min_score};
+  size_t threads = std::max<size_t>(1, std::min(o.threads, pool_->width()));
+  Sweep main(Candidates(k, min_score, threads > 1 ? &shared_floor : nullptr));
+  constexpr uint64_t kPiece = 256;
+  struct Piece {
+    uint32_t list;
+    uint64_t b, e;  // saved rows, or (b == e) the list's rows filed since
+  };
+  std::mutex hand_out;
+  size_t next = 0;
+  uint64_t opened_rows = 0, counted = 0;
+  size_t opened = 0;
+  uint32_t cur = 0;
+  uint64_t cur_b = 0, cur_e = 0;
+  bool cur_filed = false;
+  auto give = [&](Sweep& w, Piece* piece) {
+    std::lock_guard<std::mutex> lock(hand_out);
+    counted += w.st.allowed - w.counted, w.counted = w.st.allowed;
+    for (;;) {
+      if (cur_b < cur_e) {
+        *piece = {cur, cur_b, std::min(cur_e, cur_b + kPiece)};
+        cur_b = piece->e;
+        return true;
+      }
+      if (cur_filed) {
+        cur_filed = false;
+        *piece = {cur, 0, 0};
+        return true;
+      }
+      if (!(next < nc && (next < within || counted < min_rows) && opened_rows < max_rows)) return false;
+      cur = at(next++);
+      listed[cur] = 1;
+      opened++, opened_rows += list_rows(cur);
+      cur_b = file_ ? file_->begin(cur) : 0, cur_e = file_ ? file_->end(cur) : 0;
+      cur_filed = seg_refs_[cur].size() + delta_refs_[cur].size() > 0;
+    }
+  };
+  auto sweep = [&](Sweep& w) {
+    for (Piece piece; give(w, &piece);) {
+      if (piece.b < piece.e) saved_rows(w, piece.b, piece.e);
+      else filed_rows(w, piece.list);
+    }
+    flush(w);
+  };
+  if (threads == 1) {
+    sweep(main);
+  } else {
+    std::vector<std::unique_ptr<Sweep>> others;
+    for (size_t t = 1; t < threads; t++) others.push_back(std::make_unique<Sweep>(Candidates(k, min_score, &shared_floor)));
+    pool_->run(threads, [&](size_t t) { sweep(t == 0 ? main : *others[t - 1]); });
+    for (auto& w : others) main.cand.merge(w->cand), main.st.allowed += w->st.allowed;
+  }
+  main.st.lists = opened, main.st.rows = opened_rows, main.st.threads = threads;
+  Candidates& cand = main.cand;
+  ProbeStats& st = main.st;
   // Rows not yet filed are scanned exactly beside the lists (labels at or above the mark).
   std::vector<Hit> pending;
   st.pending = rows - filed_rows_;
@@ -892,13 +975,11 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     if (hits.size() > k) hits.resize(k);
     return hits;
   };
-  size_t next = 0;
-  for (; next < nc && (next < within || st.allowed < min_rows) && st.rows < max_rows; next++) read_list(at(next));
   std::vector<Hit> hits = result();
   // Short of k (a selective filter, a high min_score): read further lists, nearest first, a
   // few at a time, while the row budget lasts.
   while (hits.size() < k && next < nc && st.rows < max_rows) {
-    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(at(next));
+    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(main, at(next));
     hits = result();
   }
   // Every list read (the rest are empty): the answer is exact.
@@ -931,12 +1012,18 @@ std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score,
 
 std::vector<Engine::TopkAnswer> Engine::topk_many(const std::vector<TopkRequest>& requests) const {
   std::vector<TopkAnswer> out(requests.size());
+  // A lone query with the pool idle sweeps its lists on every thread (a serial caller's
+  // latency). Under load, queries come in batches or beside other work: each then takes one
+  // thread, as splitting costs more CPU in all than it saves in wall time.
+  size_t threads = requests.size() == 1 && pool_->busy() == 0 ? pool_->width() : 1;
   pool_->run(requests.size(), [&](size_t i) {
     const TopkRequest& r = requests[i];
     TopkAnswer& a = out[i];
+    TopkOptions o = r.options;
+    o.threads = threads;
     if (r.mode == Mode::Scan) a.hits = topk(r.q, r.k, r.min_score, r.filter);
-    else if (r.mode == Mode::Index) a.hits = topk_index(r.q, r.k, r.min_score, r.filter, r.options, &a.complete, &a.far, &a.probe);
-    else a.hits = topk_planned(r.q, r.k, r.min_score, r.filter, r.options, &a.plan, &a.probe);
+    else if (r.mode == Mode::Index) a.hits = topk_index(r.q, r.k, r.min_score, r.filter, o, &a.complete, &a.far, &a.probe);
+    else a.hits = topk_planned(r.q, r.k, r.min_score, r.filter, o, &a.plan, &a.probe);
   });
   return out;
 }

@@ -44,6 +44,7 @@ struct TopkOptions {
   uint64_t probe_min_rows = 0;     // and on until this many allowed rows are read (0: 64 per wanted revision, and 4 lists' worth)
   uint64_t probe_max_rows = 0;     // more rows than this within probe_delta: the query is far (0: 3% of rows, at least 30,000)
   float far_score = 0.3f;          // a best centroid below this: the query is far from all data
+  size_t threads = 1;              // threads the index sweep may use (topk_many: all for a lone query on an idle pool)
 };
 
 // What a top-k query read.
@@ -53,6 +54,7 @@ struct ProbeStats {
   uint64_t allowed = 0;    // of which the filter allowed
   uint64_t pending = 0;    // rows not yet filed, scanned beside the lists
   size_t rescored = 0;     // revisions scored exactly in f16
+  size_t threads = 1;      // threads the lists were handed out to
 };
 
 class Engine {

@@ -110,6 +110,11 @@ void Pool::loop() {
 
 void Pool::run(size_t n, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
+  running_.fetch_add(1, std::memory_order_relaxed);
+  struct Done {
+    std::atomic<size_t>& n;
+    ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } done{running_};
   auto job = std::make_shared<Job>();
   job->n = n;
   job->fn = &fn;

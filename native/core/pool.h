@@ -26,6 +26,8 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
   size_t width() const { return workers_.size() + (caller_works_ ? 1 : 0); }
+  // Calls of run() in progress now.
+  size_t busy() const { return running_.load(std::memory_order_relaxed); }
   // Runs fn(i) for every i in [0, n), on the workers and the calling thread, and returns when
   // all have finished. The first exception a task throws is rethrown here.
   void run(size_t n, const std::function<void(size_t)>& fn);
@@ -57,6 +59,7 @@ class Pool {
   std::deque<std::shared_ptr<Job>> jobs_;
   bool stop_ = false;
   bool caller_works_ = true;
+  std::atomic<size_t> running_{0};
 };
 
 // Cores this process may run on (its CPU affinity), at least 1.

@@ -437,6 +437,7 @@ void test_engine(uint64_t label_base, uint64_t ord_base, size_t nrevs) {
       for (const Filter* f : filters) {
         bool complete = false, far = false;
         ProbeStats ps;
+        wide.threads = 1 + i % 2;  // every other query sweeps its lists on two threads
         std::vector<Hit> h = e.topk_index(qs[i].data(), 10, -1, *f, wide, &complete, &far, &ps);
         std::vector<OHit> o = oracle(c, scores[i], *f, n);
         std::map<uint64_t, double> score;

@@ -632,6 +632,40 @@ describe('top-k by the index', () => {
     expect(rows / 20).toBeLessThan(corpus.rows / 2);
   });
 
+  it('a lone query sweeps its lists on every thread, and answers as the same query batched (one thread each)', async () => {
+    // Few lists, so each holds several 256-row pieces the threads share; part of the rows in
+    // the index file, part filed since (read from the columns), none pending.
+    const e = new native.Engine({ dir: tempDir(), indexMinRows: 256, threads: 2, lists: 5 });
+    opened.push(e);
+    e.append(rowsOf(corpus, 0, 600));
+    await e.seal();
+    await indexAll(e);
+    await e.saveIndex();
+    e.append(rowsOf(corpus, 600));
+    await indexAll(e);
+    expect(e.stats()).toMatchObject({ indexLists: 5, indexPending: 0 });
+    const opts = { probeMaxRows: corpus.rows, probeMinRows: corpus.rows / 2, farScore: -1 };
+    const filters: (NativeFilter | null)[] = [null, { firstOnly: true }, { tmin: timeAt(0), tmax: timeAt(400), sources: bitmap([1, 2, 3, 5, 8]) }];
+    for (const [qi, q] of queries.slice(0, 6).entries())
+      for (const [fi, f] of filters.entries()) {
+        const what = `query ${qi}, filter ${fi}`;
+        const lone = await e.topk(q, 20, -1, f, 'index', opts);
+        const both = new Float32Array(2 * DIMS);
+        both.set(q);
+        both.set(queries[qi + 6], DIMS);
+        const spec = { k: 20, minScore: -1, filter: f, mode: 'index' as const, options: opts };
+        const [batched] = await e.topkMany(both, [spec, spec]);
+        expect([lone.probe.threads, batched.probe.threads], what).toEqual([2, 1]);
+        expectTopK(corpus, q, lone, 20, oracle(corpus, q, f), what);
+        expect(Array.from(lone.ords), what).toEqual(Array.from(batched.ords));
+        expect(Array.from(lone.labels), what).toEqual(Array.from(batched.labels));
+        expect(Array.from(lone.scores), what).toEqual(Array.from(batched.scores));
+        // Both threads count toward when to stop: a lone sweep reads at least the batched one's lists.
+        expect(lone.probe.lists, what).toBeGreaterThanOrEqual(batched.probe.lists);
+        expect(lone.probe.allowed, what).toBeGreaterThanOrEqual(batched.probe.allowed);
+      }
+  });
+
   it('filtered: stays inside the filter; complete means filled or nothing more exists', async () => {
     const filters: NativeFilter[] = [
       { firstOnly: true },
