@@ -934,6 +934,8 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         auto [c, r] = where(entries[by_hi[j + 4].second].label);
         prefetch_f16(c->f16 + r * kDims);
       }
+      // A row below its revision's best score so far cannot change that revision's answer.
+      if (const Rev* rev = revs.find(e.ord); rev && e.hi < rev->best.score) continue;
       auto [c, r] = where(e.label);
       note(e.ord, *c, r, exact_row(*c, r));
     }
