@@ -827,7 +827,8 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   // with more, another's piece in hand may not be counted yet, and a list more may be read.
   std::atomic<float> shared_floor{min_score};
   size_t threads = std::max<size_t>(1, std::min(o.threads, pool_->width()));
-  Sweep main(Candidates(k, min_score, threads > 1 ? &shared_floor : nullptr));
+  // Task 0's sweep (the only one on one thread); the others' are merged into it.
+  Sweep lead(Candidates(k, min_score, threads > 1 ? &shared_floor : nullptr));
   constexpr uint64_t kPiece = 256;
   struct Piece {
     uint32_t list;
@@ -870,16 +871,16 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     flush(w);
   };
   if (threads == 1) {
-    sweep(main);
+    sweep(lead);
   } else {
     std::vector<std::unique_ptr<Sweep>> others;
     for (size_t t = 1; t < threads; t++) others.push_back(std::make_unique<Sweep>(Candidates(k, min_score, &shared_floor)));
-    pool_->run(threads, [&](size_t t) { sweep(t == 0 ? main : *others[t - 1]); });
-    for (auto& w : others) main.cand.merge(w->cand), main.st.allowed += w->st.allowed;
+    pool_->run(threads, [&](size_t t) { sweep(t == 0 ? lead : *others[t - 1]); });
+    for (auto& w : others) lead.cand.merge(w->cand), lead.st.allowed += w->st.allowed;
   }
-  main.st.lists = opened, main.st.rows = opened_rows, main.st.threads = threads;
-  Candidates& cand = main.cand;
-  ProbeStats& st = main.st;
+  lead.st.lists = opened, lead.st.rows = opened_rows, lead.st.threads = threads;
+  Candidates& cand = lead.cand;
+  ProbeStats& st = lead.st;
   // Rows not yet filed are scanned exactly beside the lists (labels at or above the mark).
   std::vector<Hit> pending;
   st.pending = rows - filed_rows_;
@@ -981,7 +982,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   // Short of k (a selective filter, a high min_score): read further lists, nearest first, a
   // few at a time, while the row budget lasts.
   while (hits.size() < k && next < nc && st.rows < max_rows) {
-    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(main, at(next));
+    for (size_t stop = std::min(nc, next + 8); next < stop; next++) read_list(lead, at(next));
     hits = result();
   }
   // Every list read (the rest are empty): the answer is exact.
