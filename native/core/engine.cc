@@ -836,8 +836,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
   };
   std::mutex hand_out;
   size_t next = 0;
-  uint64_t opened_rows = 0, counted = 0;
-  size_t opened = 0;
+  uint64_t counted = 0;
   uint32_t cur = 0;
   uint64_t cur_b = 0, cur_e = 0;
   bool cur_filed = false;
@@ -855,10 +854,11 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
         *piece = {cur, 0, 0};
         return true;
       }
-      if (!(next < nc && (next < within || counted < min_rows) && opened_rows < max_rows)) return false;
+      // The lists opened and their rows are counted here, in the lead's stats, as read_list does.
+      if (!(next < nc && (next < within || counted < min_rows) && lead.st.rows < max_rows)) return false;
       cur = at(next++);
       listed[cur] = 1;
-      opened++, opened_rows += list_rows(cur);
+      lead.st.lists++, lead.st.rows += list_rows(cur);
       cur_b = file_ ? file_->begin(cur) : 0, cur_e = file_ ? file_->end(cur) : 0;
       cur_filed = seg_refs_[cur].size() + delta_refs_[cur].size() > 0;
     }
@@ -878,7 +878,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     pool_->run(threads, [&](size_t t) { sweep(t == 0 ? lead : *others[t - 1]); });
     for (auto& w : others) lead.cand.merge(w->cand), lead.st.allowed += w->st.allowed;
   }
-  lead.st.lists = opened, lead.st.rows = opened_rows, lead.st.threads = threads;
+  lead.st.threads = threads;
   Candidates& cand = lead.cand;
   ProbeStats& st = lead.st;
   // Rows not yet filed are scanned exactly beside the lists (labels at or above the mark).

@@ -17,19 +17,20 @@ void prepare(const float* q, Prepared* p) {
   int32_t sum = 0;
   int64_t l1 = 0;
   double err = 0;
+  // The rounding, kept to be rounded in turn (code2 below).
+  alignas(64) float r[kDims];
   for (size_t i = 0; i < kDims; i++) {
     sum += p->code[i];
     l1 += std::abs((int32_t)p->code[i]);
     double e = (double)q[i] - (double)p->scale * p->code[i];
     err += e * e;
+    r[i] = (float)e;
   }
   p->sum = sum;
   p->half_l1 = (float)(0.5 * p->scale * (double)l1);
   p->f16_slack = (float)(4.9e-4 + 1e-5);
   p->fixed = (float)std::sqrt(err) + p->f16_slack;
   // The rounding's own codes; q2 and what is left of q are measured in double from the codes.
-  alignas(64) float r[kDims];
-  for (size_t i = 0; i < kDims; i++) r[i] = (float)((double)q[i] - (double)p->scale * p->code[i]);
   p->scale2 = quantize_i8(r, p->code2, kDims);
   int32_t sum2 = 0;
   double hat2 = 0, l1b = 0, n2 = 0, res = 0;
