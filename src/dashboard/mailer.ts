@@ -3,7 +3,7 @@
  * is sent off the request: the page says the same whether or not an account has the address,
  * and takes as long either way.
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { LOGIN_LINK_TTL_MS } from './sessions.js';
 
 export interface Mailer {
@@ -13,10 +13,12 @@ export interface Mailer {
 
 /** A mailer over SMTP: `url` is smtp:// or smtps:// (nodemailer's connection URL), `from` the sender. */
 export function smtpMailer(url: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(url);
+  // nodemailer is imported with the first mail, not at start-up.
+  let transport: Promise<Transporter> | undefined;
   return {
     async send(to, subject, text) {
-      await transport.sendMail({ from, to, subject, text });
+      transport ??= import('nodemailer').then((m) => m.default.createTransport(url));
+      await (await transport).sendMail({ from, to, subject, text });
     },
   };
 }

@@ -7,9 +7,9 @@
  *
  * The plugin's own routes are not mounted: they build a URL from the Host header (a 500 on a
  * malformed one) and redirect /docs to /docs/. The bundle is taken from the plugin once, on a
- * throwaway instance, when it is first asked for, and served by the routes below.
+ * throwaway instance, when it is first asked for, and served by the routes below. The plugin is
+ * imported then too: its 4 MB module took ~0.5 s of every start-up (`npm run bench:startup`).
  */
-import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance } from 'fastify';
 
 export const DOCS_PATH = '/docs';
@@ -61,6 +61,7 @@ let bundle: Promise<string> | undefined;
 /** Scalar's standalone bundle (about 4 MB), as the plugin serves it: read once a process, on the first request for it (not at start-up). */
 function scalarBundle(): Promise<string> {
   bundle ??= (async () => {
+    const { default: scalar } = await import('@scalar/fastify-api-reference');
     const donor = Fastify({ logger: false });
     try {
       await donor.register(scalar, { routePrefix: '/r', configuration: { url: '/openapi.json' } });

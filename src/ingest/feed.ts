@@ -13,6 +13,7 @@
 import { decodeHTML } from 'entities';
 import { DetectError, MalformedError, ParseError, parseAtomFeed, parseRdfFeed, parseRssFeed, type AtomFeed, type RdfFeed, type RssFeed } from 'feedsmith';
 import { canonicalUrl } from '../store/index.js';
+import { FeedError } from './feed-error.js';
 import { monthIndex } from '../time.js';
 
 export interface FeedItem {
@@ -36,12 +37,7 @@ export interface ParsedFeed {
   dropped: number;
 }
 
-export class FeedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FeedError';
-  }
-}
+export { FeedError };
 
 /** A feed date this far past `now` is the outlet's clock or time zone being wrong, not news from the future. */
 const CLOCK_SKEW_SEC = 5 * 60;

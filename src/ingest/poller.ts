@@ -19,8 +19,6 @@ import type { FeedItem } from './feed.js';
 import type { OutletRecord, Outlets, Validators } from './outlets.js';
 import { IngestParsePool } from './parse-pool.js';
 
-export { decodeHtml } from './extract.js';
-
 export interface PollerOptions {
   store: Store;
   outlets: Outlets;

@@ -5,13 +5,9 @@
  * scrape_failed with this detail.
  */
 import { parseHTML } from 'linkedom';
+import { ScrapeError } from './scrape-error.js';
 
-export class ScrapeError extends Error {
-  readonly name = 'ScrapeError';
-  constructor(readonly detail: string) {
-    super(detail);
-  }
-}
+export { ScrapeError };
 
 /** The page's document. */
 export function loadPage(html: string): Document {

@@ -4,7 +4,7 @@
  * on the main thread every other request would wait behind. A ScrapeError comes back as
  * data: an Error loses its class and fields on the way between threads.
  */
-import { ScrapeError } from './page.js';
+import { ScrapeError } from './scrape-error.js';
 import { PARSERS, type ParserName } from './parsers.js';
 
 export interface ParseTask {

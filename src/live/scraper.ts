@@ -15,7 +15,7 @@
 import { AppError } from '../errors.js';
 import { CookieJar, type GetOptions, type HttpClient, type Page, type Robots } from '../net/index.js';
 import type { Param } from './declare.js';
-import { ScrapeError } from './page.js';
+import { ScrapeError } from './scrape-error.js';
 import type { ParsePool } from './parse-pool.js';
 
 export type { Param } from './declare.js';

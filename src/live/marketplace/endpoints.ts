@@ -9,7 +9,7 @@
 import { AppError } from '../../errors.js';
 import { bad, boolParam, enumParam, intParam, numberParam, pageParam, patternParam, stringParam } from '../declare.js';
 import type { LiveCall, LiveEndpoint } from '../scraper.js';
-import { ScrapeError } from '../page.js';
+import { ScrapeError } from '../scrape-error.js';
 import type { BestsellerItem, BestsellersPage } from './bestsellers.js';
 import type { Department } from './categories.js';
 import { COUNTRIES, MARKETPLACES, type Country } from './countries.js';
