@@ -376,3 +376,11 @@ describe('the error codes each operation documents', () => {
     }
   });
 });
+
+describe('route schemas (compiled on first use, src/http/validation.ts)', () => {
+  it('every route schema compiles', () => {
+    expect(h.app.schemas.pending).toBeGreaterThan(50);
+    h.app.schemas.compileAll();
+    expect(h.app.schemas.pending).toBe(0);
+  });
+});

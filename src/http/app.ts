@@ -16,7 +16,7 @@ import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler, toAppError } from './error-handler.js';
 import { meteringHooks } from './metering-hooks.js';
 import { documentRoutes, swaggerOptions } from './openapi.js';
-import { BODY_AJV, splitValidator } from './validation.js';
+import { BODY_AJV, LazyCompilers, splitValidator } from './validation.js';
 import { accountRoutes } from './routes/account.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { matchRoutes } from './routes/match.js';
@@ -30,6 +30,10 @@ import { playgroundRoutes } from '../playground/index.js';
 import { sourcesRoutes } from './routes/sources.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The routes' schema compilers (validation.ts): compiled on first use, the rest warmed once listening. */
+    schemas: LazyCompilers;
+  }
   interface FastifyContextConfig {
     /** Route needs a key: gateway or Bearer (`true`), or Bearer only (`'bearer'`: account routes). */
     auth?: boolean | 'bearer';
@@ -37,8 +41,10 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const WARM_AFTER_MS = 1_000;
 
 export async function buildApp(service: Service): Promise<FastifyInstance> {
+  const compilers = new LazyCompilers();
   const app = Fastify({
     loggerInstance: service.log as FastifyBaseLogger,
     bodyLimit: service.config.bodyLimit,
@@ -52,7 +58,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     },
     // Bodies as sent; query strings coerced to their declared types, defaults filled (validation.ts).
     ajv: { customOptions: BODY_AJV },
-    schemaController: { compilersFactory: { buildValidator: splitValidator() } },
+    schemaController: { compilersFactory: { buildValidator: compilers.validator(splitValidator()), buildSerializer: compilers.serializer() } },
     // Requests arriving while the server closes get our 503 (the onRequest hook), not Fastify's.
     return503OnClosing: false,
     // A null-prototype object (`__proto__` is a parameter like any other); a repeated
@@ -162,5 +168,11 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   playgroundRoutes(app);
   // /healthz, /readyz, /metrics; also counts every response for /metrics.
   opsRoutes(app, service);
+  app.decorate('schemas', compilers);
+  // A second after listening, the schemas no request has needed yet are compiled between
+  // requests (not sooner: the first requests would wait behind them).
+  app.addHook('onListen', async () => {
+    setTimeout(() => compilers.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile')), WARM_AFTER_MS).unref();
+  });
   return app;
 }

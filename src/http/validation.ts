@@ -9,6 +9,7 @@
  * failing value and its schema on each error, for a message that says what was allowed.
  */
 import AjvCompiler from '@fastify/ajv-compiler';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 
 /** Bodies: checked as sent. Also what Fastify's own `ajv.customOptions` are set to (app.ts). */
 export const BODY_AJV = { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, verbose: true } as const;
@@ -28,4 +29,78 @@ export function splitValidator(): BuildValidator {
     const compile = (route: { httpPart?: string }) => (route.httpPart === 'querystring' ? query : body)(route as never);
     return compile as unknown as ReturnType<BuildValidator>;
   };
+}
+
+type BuildSerializer = ReturnType<typeof SerializerSelector>;
+type Validate = ((data: unknown, ctx?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+
+/**
+ * Fastify compiles every route's schemas when it starts: Ajv validators and fast-json-stringify
+ * serializers for some 80 routes, about half a second of each start-up (`npm run
+ * bench:startup`). Here each is compiled when a request first needs it, and the rest by
+ * `warm`, in slices once the server listens. `compileAll` compiles them at once, so a test
+ * finds a schema that does not compile.
+ */
+export class LazyCompilers {
+  readonly #pending = new Set<() => unknown>();
+
+  #defer<T>(compile: () => T): () => T {
+    let fn: T | undefined;
+    const get = (): T => {
+      if (fn === undefined) {
+        fn = compile();
+        this.#pending.delete(get);
+      }
+      return fn;
+    };
+    this.#pending.add(get);
+    return get;
+  }
+
+  validator(factory: BuildValidator): BuildValidator {
+    return (externalSchemas, options) => {
+      const build = factory(externalSchemas, options) as unknown as (route: unknown) => Validate;
+      return ((route: unknown) => {
+        const get = this.#defer(() => build(route));
+        const validate: Validate = (data, ctx) => {
+          const fn = get();
+          const out = fn(data, ctx);
+          validate.errors = fn.errors;
+          return out;
+        };
+        // Fastify hands the parent object to an Ajv function (one with `schemaEnv`), so a root value can be coerced: keep that.
+        validate.schemaEnv = true;
+        return validate;
+      }) as unknown as ReturnType<BuildValidator>;
+    };
+  }
+
+  serializer(): BuildSerializer {
+    const factory = SerializerSelector();
+    return (externalSchemas, options) => {
+      const build = factory(externalSchemas, options);
+      return ((route: Parameters<ReturnType<BuildSerializer>>[0]) => {
+        const get = this.#defer(() => build(route));
+        return (data: unknown) => get()(data);
+      }) as ReturnType<BuildSerializer>;
+    };
+  }
+
+  /** Schemas not compiled yet. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Compiles what is still pending now; throws a schema's compile error. */
+  compileAll(): void {
+    for (const get of [...this.#pending]) get();
+  }
+
+  /** Compiles what is still pending, a few at a time between other work. */
+  async warm(): Promise<void> {
+    for (const get of [...this.#pending]) {
+      get();
+      await new Promise((r) => setImmediate(r));
+    }
+  }
 }
