@@ -8,6 +8,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ivf.h"
@@ -35,6 +36,8 @@ struct EngineStats {
   uint64_t next_label = 0;
   size_t threads = 0;
   const char* isa = "";
+  uint64_t warmed_bytes = 0;    // mapped pages the walk after open has touched (warm_mappings)
+  bool warm_done = false;       // and whether it has finished
 };
 
 // The planner's settings for one top-k query.
@@ -147,6 +150,7 @@ class Engine {
 
   void open_locked();
   void open_index_file();
+  void warm_mappings();
   std::vector<Cols> views_locked() const;
   const Cols& view_of(const std::vector<Cols>& views, uint32_t view) const { return view == kDelta ? views.back() : views[view]; }
   void note_row(uint64_t label, uint32_t view, uint32_t row);
@@ -186,6 +190,9 @@ class Engine {
   std::mutex maintenance_;     // one filing / seal / compact / save at a time
   int lock_fd_ = -1;           // flock on dir/LOCK: one process owns an engine directory
   std::atomic<bool> closed_{false};
+  std::thread warm_;            // warm_mappings, once after open
+  std::atomic<uint64_t> warmed_{0};
+  std::atomic<bool> warm_done_{false};
 };
 
 }  // namespace nm

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../core/engine.h"
@@ -429,6 +431,12 @@ void test_engine(uint64_t label_base, uint64_t ord_base, size_t nrevs) {
     CHECK(s.segments == 2 && s.segment_rows == c.rows() && s.index_rows == c.rows() && s.index_pending == 0 &&
               s.next_label == label_base + c.rows(),
           "stats after reopen");
+    // The walk after open touches each segment's int8 column and the index file's codes (just
+    // written, so in the page cache): whole pages, at most two more a region than the bytes.
+    while (!e.stats().warm_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const uint64_t page = (uint64_t)::sysconf(_SC_PAGESIZE), bytes = 2 * c.rows() * kDims;
+    CHECK(e.stats().warmed_bytes >= bytes && e.stats().warmed_bytes <= bytes + 3 * 2 * page, "the mappings warmed: %llu bytes for %llu",
+          (unsigned long long)e.stats().warmed_bytes, (unsigned long long)bytes);
     check_all(e, n, "reopened");
     TopkOptions wide;
     wide.probe_max_rows = c.rows();
