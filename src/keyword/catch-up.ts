@@ -90,7 +90,9 @@ export class CatchUp {
         }
         if (this.o.yields) await new Promise((r) => setImmediate(r));
       }
-      if (this.#background) this.o.log?.info(`keyword index: caught up (${this.#background.done} ${this.o.noun})`);
+      const bg = this.#background;
+      if (bg && this.#closed) this.o.log?.info(`keyword index: stopped by close at ${bg.done} of ${bg.total} ${this.o.noun} (the next start goes on)`);
+      else if (bg) this.o.log?.info(`keyword index: caught up (${bg.done} ${this.o.noun})`);
     } catch (e) {
       this.o.log?.error({ err: e }, `keyword index: indexing ${this.o.noun} failed`);
       throw e;

@@ -101,10 +101,11 @@ export class Catalog {
       const n = h.size;
       const expected = 4 + hlen + n * (8 + 4 + 8 + 4 + 1 + UUID_LEN) + h.labels * 4;
       if (h.magic !== MAGIC || h.storeId !== store.storeId() || buf.length !== expected || n > store.nextOrd() || h.labels > store.nextLabel()) return false;
-      // The column arrays need aligned copies: the file's offsets are not multiples of 8.
+      // The column arrays need aligned copies (one each): the file's offsets are not multiples of 8.
       let at = 4 + hlen;
-      const take = <T extends Typed>(C: new (b: ArrayBuffer) => T, len: number, bytes: number): T => {
-        const out = new C(new Uint8Array(buf.subarray(at, at + len * bytes)).slice().buffer);
+      const take = <T extends Typed>(C: new (len: number) => T, len: number, bytes: number): T => {
+        const out = new C(len);
+        new Uint8Array(out.buffer).set(buf.subarray(at, at + len * bytes));
         at += len * bytes;
         return out;
       };
