@@ -4,7 +4,8 @@
  * logged with the values of key-like parameters and anything shaped like a key replaced.
  */
 import { destination as fdDestination, pino, type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 
 /** Query parameters whose values are secrets whatever they look like. */
 const SECRET_PARAMS = /^(api[_-]?key|key|token|access[_-]?token|secret|password|auth(orization)?)$/i;
@@ -55,6 +56,9 @@ interface LoggedRequest {
 /** LOG_FORMAT: `auto` is pretty on a terminal, JSON otherwise. */
 export type LogFormat = 'auto' | 'json' | 'pretty';
 
+/** pino-pretty, required only when a pretty log is asked for (a server logging JSON never loads it). */
+const pretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino-pretty');
+
 /**
  * The logger, writing to `destination` (a stream, or a file descriptor: 1 stdout, 2 stderr).
  * Redaction runs before formatting, so a pretty line hides keys as a JSON one does. Pretty
@@ -67,7 +71,7 @@ export function createLogger(level: string, destination: DestinationStream | 1 |
   const tty = fd !== undefined && Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
   const readable = format === 'pretty' || (format === 'auto' && tty);
   const stream: DestinationStream = readable
-    ? pretty({ destination: fd ?? destination, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,startup' })
+    ? pretty()({ destination: fd ?? destination, sync: true, colorize: tty, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,startup' })
     : typeof destination === 'number'
       ? fdDestination(destination)
       : destination;

@@ -15,9 +15,12 @@
  *   cannot pick its own, e.g. nearer, address for the name.) Nothing is sent to the proxy for
  *   a refused target.
  * - No redirect is ever followed here: a caller's next hop is another `send`, checked again.
+ *
+ * undici (~0.1 s to import) is imported with the first request, not at start-up: a server
+ * that only matches never loads it.
  */
 import net from 'node:net';
-import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher, ProxyAgent, request } from 'undici';
 import { isPublicAddress } from './address.js';
 import { blockedError, guardedLookup, resolvePublic, systemLookup, type Lookup } from './guard.js';
 
@@ -39,20 +42,38 @@ export interface SendOptions {
   allowPrivate?: boolean;
 }
 
-export class Outbound {
-  readonly #lookup: Lookup;
-  readonly #proxy: ProxyAgent | null;
+interface Agents {
+  request: typeof request;
+  proxy: ProxyAgent | null;
   /** Direct connections for targets that must be public: the guarded lookup. */
-  readonly #guarded: Agent | null;
+  guarded: Agent | null;
   /** Direct connections for targets the operator vouched for. */
-  readonly #open: Agent | null;
+  open: Agent | null;
+}
+
+export class Outbound {
+  readonly #options: OutboundOptions;
+  readonly #lookup: Lookup;
+  #agents: Promise<Agents> | undefined;
 
   constructor(options: OutboundOptions) {
-    const timeouts = { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connectTimeout: options.timeoutMs };
+    this.#options = options;
     this.#lookup = options.lookup ?? systemLookup;
-    this.#proxy = options.proxyUrl ? new ProxyAgent({ uri: options.proxyUrl, proxyTunnel: true, ...timeouts }) : null;
-    this.#guarded = this.#proxy ? null : new Agent({ ...timeouts, connect: { lookup: guardedLookup(this.#lookup) } });
-    this.#open = this.#proxy ? null : new Agent(timeouts);
+  }
+
+  #load(): Promise<Agents> {
+    this.#agents ??= import('undici').then(({ Agent, ProxyAgent, request }) => {
+      const o = this.#options;
+      const timeouts = { headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs, connectTimeout: o.timeoutMs };
+      const proxy = o.proxyUrl ? new ProxyAgent({ uri: o.proxyUrl, proxyTunnel: true, ...timeouts }) : null;
+      return {
+        request,
+        proxy,
+        guarded: proxy ? null : new Agent({ ...timeouts, connect: { lookup: guardedLookup(this.#lookup) } }),
+        open: proxy ? null : new Agent(timeouts),
+      };
+    });
+    return this.#agents;
   }
 
   /**
@@ -63,20 +84,23 @@ export class Outbound {
     const target = new URL(url);
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw blockedError(target.protocol, 'URLs are not fetched');
     const base = { method: opts.method ?? 'GET', body: opts.body, signal: opts.signal, headers: opts.headers };
-    if (opts.allowPrivate) return request(url, { ...base, dispatcher: (this.#proxy ?? this.#open)! });
+    const { request, proxy, guarded, open } = await this.#load();
+    if (opts.allowPrivate) return request(url, { ...base, dispatcher: (proxy ?? open)! });
     const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
     if (net.isIP(host) && !isPublicAddress(host)) throw blockedError(target.hostname);
-    if (!this.#proxy) return request(url, { ...base, dispatcher: this.#guarded! });
+    if (!proxy) return request(url, { ...base, dispatcher: guarded! });
 
     const [checked] = await abortable(resolvePublic(host, this.#lookup), opts.signal);
     const tunnel = new URL(url);
     tunnel.hostname = checked.family === 6 ? `[${checked.address}]` : checked.address;
     // undici takes the TLS server name from the Host header, so the certificate is checked against the name.
-    return request(tunnel, { ...base, headers: { ...opts.headers, host: target.host }, dispatcher: this.#proxy });
+    return request(tunnel, { ...base, headers: { ...opts.headers, host: target.host }, dispatcher: proxy });
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#proxy?.close(), this.#guarded?.close(), this.#open?.close()]);
+    if (!this.#agents) return;
+    const { proxy, guarded, open } = await this.#agents;
+    await Promise.all([proxy?.close(), guarded?.close(), open?.close()]);
   }
 }
 
