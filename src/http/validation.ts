@@ -38,8 +38,8 @@ type Validate = ((data: unknown, ctx?: unknown) => unknown) & { errors?: unknown
  * Fastify compiles every route's schemas when it starts: Ajv validators and fast-json-stringify
  * serializers for some 80 routes, about half a second of each start-up (`npm run
  * bench:startup`). Here each is compiled when a request first needs it, and the rest by
- * `warm`, in slices once the server listens. `compileAll` compiles them at once, so a test
- * finds a schema that does not compile.
+ * `warm`, one between two turns of the event loop, once the server has listened a second
+ * (app.ts). `compileAll` compiles them at once, so a test finds a schema that does not compile.
  */
 export class LazyCompilers {
   readonly #pending = new Set<() => unknown>();
@@ -96,7 +96,7 @@ export class LazyCompilers {
     for (const get of [...this.#pending]) get();
   }
 
-  /** Compiles what is still pending, a few at a time between other work. */
+  /** Compiles what is still pending, one schema a turn of the event loop. */
   async warm(): Promise<void> {
     for (const get of [...this.#pending]) {
       get();
