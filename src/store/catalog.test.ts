@@ -85,6 +85,34 @@ describe('Catalog', () => {
     expect(loaded.labelCount[4]).toBe(2);
   });
 
+  it('a save with nothing new since the load or the last save leaves the file as it is', () => {
+    store.writeRevisions([rev(8, 1), rev(9, 0)]);
+    const late = store.nextOrd() - 1; // rev 9, stored without chunks
+    const file = path.join(dir, 'catalog.bin');
+    const c = new Catalog();
+    c.catchUp(store);
+    c.save(file, store);
+    const loaded = new Catalog();
+    expect(loaded.load(file, store)).toBe(true);
+    const ino = fs.statSync(file).ino;
+    loaded.catchUp(store);
+    loaded.save(file, store);
+    expect(fs.statSync(file).ino).toBe(ino);
+    // A late embedding (labels only) or a new revision is written.
+    expect(store.attachChunks([{ ord: late, chunks: [{ text: 'z', vector: unit(3) }] }])).toEqual([late]);
+    loaded.catchUp(store);
+    loaded.save(file, store);
+    const after = fs.statSync(file).ino;
+    expect(after).not.toBe(ino);
+    store.writeRevisions([rev(10, 1)]);
+    loaded.catchUp(store);
+    loaded.save(file, store);
+    expect(fs.statSync(file).ino).not.toBe(after);
+    const fresh = new Catalog();
+    expect(fresh.load(file, store)).toBe(true);
+    expect(columns(fresh)).toEqual(columns(loaded));
+  });
+
   it('refuses a snapshot of another store, a truncated one, or one ahead of the store', async () => {
     const file = path.join(dir, 'catalog.bin');
     const c = new Catalog();

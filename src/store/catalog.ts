@@ -21,6 +21,8 @@ export class Catalog {
   labelOrd = new Int32Array(4096).fill(-1);
   /** Labels 0 … labels-1 are all mapped. */
   labels = 0;
+  /** What `file` holds after a load or a save: a close with nothing new writes nothing (~0.3 s at 1M revisions). */
+  #saved: { file: string; size: number; labels: number } | null = null;
 
   /**
    * `label`, or the first label of the revision it falls inside: the engine takes chunks in
@@ -63,8 +65,11 @@ export class Catalog {
   /**
    * Writes the columns to `file` (temp file + rename), so the next start reads them in tens of
    * milliseconds instead of decoding every revision record. A cache: LMDB stays the truth.
+   * Nothing is written when `file` already holds these columns (loaded or saved, none added since).
    */
   save(file: string, store: Store): void {
+    const s = this.#saved;
+    if (s?.file === file && s.size === this.size && s.labels === this.labels && fs.existsSync(file)) return;
     const n = this.size;
     const header = Buffer.from(JSON.stringify({ magic: MAGIC, storeId: store.storeId(), size: n, labels: this.labels }));
     const parts: Buffer[] = [Buffer.from(new Uint32Array([header.length]).buffer), header];
@@ -80,6 +85,7 @@ export class Catalog {
     const tmp = `${file}.tmp`;
     fs.writeFileSync(tmp, Buffer.concat(parts));
     fs.renameSync(tmp, file);
+    this.#saved = { file, size: n, labels: this.labels };
   }
 
   /**
@@ -120,6 +126,7 @@ export class Catalog {
       for (let i = 0; i < n; i++) ids[i] = idText.slice(i * UUID_LEN, (i + 1) * UUID_LEN);
       if (n > 0 && store.revisions.get(n - 1)?.id !== ids[n - 1]) return false;
       Object.assign(this, { eventTime, sourceId, labelStart, labelCount, labelOrd, first, ids, size: n, labels: h.labels });
+      this.#saved = { file, size: n, labels: h.labels };
       this.#reserve(Math.max(n, 1024));
       if (this.labelOrd.length === 0) this.labelOrd = new Int32Array(4096).fill(-1);
       return true;
