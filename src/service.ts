@@ -147,7 +147,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   const lagging = () => {
     if (closed) return false;
     const labels = store.nextLabel();
-    return catalog.size < store.nextOrd() || catalog.labels < labels || engine.stats().nextLabel < labels;
+    return catalog.size < store.nextOrd() || catalog.labels < labels || engine.nextLabel < labels;
   };
   const catchUpSlices = async () => {
     try {

@@ -19,7 +19,7 @@ export function keywordBehind(service: Service): number {
  */
 export function engineBehind(service: Service): number {
   service.store.refresh();
-  return Math.max(0, service.store.nextLabel() - service.engine.stats().nextLabel);
+  return Math.max(0, service.store.nextLabel() - service.engine.nextLabel);
 }
 
 /**

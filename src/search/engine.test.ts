@@ -322,6 +322,8 @@ beforeAll(async () => {
   await indexAll(engine);
   const s = engine.stats();
   expect(s).toMatchObject({ segments: 2, deltaRows: corpus.rows - corpus.revs[650].start, indexPending: 0, nextLabel: corpus.rows });
+  // Kept on the JS side (every append goes through it), it says what the engine says.
+  expect(engine.nextLabel).toBe(s.nextLabel);
 });
 
 describe('corpus', () => {
@@ -1106,11 +1108,13 @@ describe('ids beyond 2^32', () => {
       };
       await run('delta');
       expect(e.stats().nextLabel).toBe(labelBase + c.rows);
+      expect(e.nextLabel).toBe(labelBase + c.rows);
       await e.seal();
       await e.saveIndex();
       e.close();
       e = openEngine(dir);
       expect(e.stats()).toMatchObject({ segmentRows: c.rows, indexRows: c.rows, indexPending: 0, nextLabel: labelBase + c.rows });
+      expect(e.nextLabel).toBe(labelBase + c.rows);
       await run('reopened');
     });
   }

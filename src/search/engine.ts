@@ -130,6 +130,7 @@ const MAX_BATCH = 64;
 const MAX_TOPK_BATCH = 32;
 
 export class SearchEngine {
+  #nextLabel: number;
   #engine: NativeEngine;
   readonly #ranges: Batcher<RangeSpec, NativeHits & { overflow: boolean }>;
   readonly #topks: Batcher<TopkSpec, TopkResult>;
@@ -148,6 +149,7 @@ export class SearchEngine {
       throw e;
     }
     this.#engine = engine;
+    this.#nextLabel = engine.stats().nextLabel;
     this.#ranges = new Batcher(
       MAX_BATCH,
       options.passes,
@@ -165,7 +167,18 @@ export class SearchEngine {
   }
 
   append(rows: NativeRows): void {
-    if (rows.labels.length > 0) this.#engine.append(rows);
+    if (rows.labels.length === 0) return;
+    this.#engine.append(rows);
+    for (const label of rows.labels) if (label >= this.#nextLabel) this.#nextLabel = label + 1;
+  }
+
+  /**
+   * One past the largest label held, as `stats().nextLabel`, kept here (every append comes
+   * through `append`): each request checks it to see whether LMDB is ahead, and `stats()` is a
+   * native call that builds a dozen fields.
+   */
+  get nextLabel(): number {
+    return this.#nextLabel;
   }
 
   /** Every revision at or above `threshold` under `filter`; `overflow` once more than `cap` match. */

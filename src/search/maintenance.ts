@@ -44,7 +44,7 @@ export class Maintenance {
    * The catalog must be caught up first.
    */
   sync(max = Infinity): number {
-    const from = this.engine.stats().nextLabel;
+    const from = this.engine.nextLabel;
     const to = this.store.nextLabel();
     const until = Math.min(to, from + max);
     const c = this.catalog;
