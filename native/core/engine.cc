@@ -241,7 +241,10 @@ Engine::Engine(EngineOptions o) : opt_(std::move(o)), pool_(new Pool(opt_.thread
     lock_fd_ = -1;
     throw;
   }
-  warm_ = std::thread([this] { warm_mappings(); });
+  warm_ = std::thread([this] {
+    warm_mappings();
+    warm_done_ = true;
+  });
 }
 
 // A process's first read of each page of a mapping costs a page fault, and on a virtualised
@@ -257,10 +260,6 @@ void Engine::warm_mappings() {
   const size_t page = (size_t)::sysconf(_SC_PAGESIZE);
   std::vector<unsigned char> resident(kStep / page + 1);
   volatile uint8_t sink = 0;
-  struct Done {
-    std::atomic<bool>& flag;
-    ~Done() { flag = true; }
-  } done{warm_done_};
   for (size_t region = 0, at = 0; !closed_;) {
     std::shared_lock<std::shared_mutex> lock(mu_);
     if (closed_) return;
@@ -282,8 +281,10 @@ void Engine::warm_mappings() {
     uintptr_t from = ((uintptr_t)(base + at)) & ~(uintptr_t)(page - 1);
     size_t n = std::min(kStep, (size_t)((uintptr_t)(base + len) - from));
     if (::mincore(reinterpret_cast<void*>(from), n, resident.data()) == 0) {
+      uint64_t touched = 0;
       for (size_t i = 0; i * page < n; i++)
-        if (resident[i] & 1) sink = sink + *reinterpret_cast<const volatile uint8_t*>(from + i * page), warmed_ += page;
+        if (resident[i] & 1) sink = sink + *reinterpret_cast<const volatile uint8_t*>(from + i * page), touched += page;
+      warmed_ += touched;
     }
     at = from + n - (uintptr_t)base;
   }
@@ -312,10 +313,10 @@ void Engine::open_locked() {
   }
   next_label_ = sealed_label_;
   // The label table sized once for every segment row (grown row by row, its copies took
-  // ~0.2 s of opening 1M rows).
+  // ~0.2 s of opening 1M rows), from the label bounds each segment found at open.
   uint64_t lo = UINT64_MAX, hi = 0;
   for (auto& s : segments_)
-    for (size_t r = 0; r < s->cols().n; r++) lo = std::min(lo, s->cols().label[r]), hi = std::max(hi, s->cols().label[r]);
+    if (s->cols().n > 0) lo = std::min(lo, s->min_label()), hi = std::max(hi, s->cols().max_label);
   if (lo <= hi) info_.assign(hi - lo + 1, LabelInfo{kNoRow, 0, 0}), base_ = lo;
   for (size_t v = 0; v < segments_.size(); v++) {
     const Cols& c = segments_[v]->cols();

@@ -105,7 +105,7 @@ Segment::Segment(const std::string& path) : path_(path), map_(new Mapping(path, 
   cols_.sorted = true;
   // Source ids are small and dense; past 2^16 of them a count pass is cheaper than the table.
   bool dense = true;
-  for (size_t r = 0; r < cols_.n; r++) cols_.max_label = std::max(cols_.max_label, cols_.label[r]);
+  for (size_t r = 0; r < cols_.n; r++) cols_.max_label = std::max(cols_.max_label, cols_.label[r]), min_label_ = std::min(min_label_, cols_.label[r]);
   for (size_t r = 0; r < cols_.n && dense; r++) {
     uint32_t src = cols_.source[r];
     if (src >= 65536) dense = false;

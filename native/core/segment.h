@@ -75,11 +75,14 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
   const Cols& cols() const { return cols_; }
   const std::string& path() const { return path_; }
+  // The smallest label (rows are ordered by time; cols().max_label is the largest).
+  uint64_t min_label() const { return min_label_; }
 
  private:
   std::string path_;
   std::unique_ptr<Mapping> map_;
   Cols cols_;
+  uint64_t min_label_ = UINT64_MAX;
   SourceCounts counts_;
 };
 
