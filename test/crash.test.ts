@@ -65,6 +65,29 @@ describe('crash safety', () => {
     }
   });
 
+  it('a relevance index file dropped at open (gone, damaged or of an older version) is trained again at once, with nothing appended', async () => {
+    const dataDir = path.join(root, 'no-index');
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', INDEX_MIN_CHUNKS: '1000' });
+    let service = await openService(config);
+    await service.importFile(file);
+    expect(service.engine.stats()).toMatchObject({ indexRows: totalChunks, indexPending: 0 });
+    await service.close();
+    const index = path.join(dataDir, 'engine', 'index.nmi');
+    for (const drop of [() => fs.rmSync(index), () => fs.writeFileSync(index, Buffer.alloc(4096, 7))]) {
+      drop();
+      service = await openService(config);
+      try {
+        // Nothing is imported or appended: the open alone must start the rebuild.
+        const until = Date.now() + 20_000;
+        while (service.engine.stats().indexPending > 0 && Date.now() < until) await sleep(50);
+        expect(service.engine.stats()).toMatchObject({ indexRows: totalChunks, indexPending: 0 });
+        expect(service.engine.stats().indexLists).toBeGreaterThan(0);
+      } finally {
+        await service.close();
+      }
+    }
+  }, 60_000);
+
   it('a server rebuilds a missing search engine from LMDB, and SIGTERM seals it and exits 0', async () => {
     const dataDir = path.join(root, 'behind');
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
