@@ -115,7 +115,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
   // How far the ingest sequence is in reach of this request: the catalog's and the engine's
   // labels (both caught up above; the engine files a slice after the catalog reads it).
   // A point inside a revision (the engine took part of it) steps back to the revision's start.
-  const synced = deps.catalog.boundary(Math.min(deps.catalog.labels, deps.search.engine.stats().nextLabel), deps.store);
+  const synced = deps.catalog.boundary(Math.min(deps.catalog.labels, deps.search.engine.nextLabel), deps.store);
   const domain: Domain = { since, until, includeEdits: req.include_edits ?? false, sources: sourceFilter };
   // Only order=time pages have cursors to bind; relevance answers skip hashing the vector.
   const fp =

@@ -284,7 +284,7 @@ export class Monitors {
 
   /** How far the ingest sequence is in reach: labels both the catalog and the engine hold. */
   #reach(): number {
-    return this.#boundary(Math.min(this.deps.catalog.labels, this.deps.engine.stats().nextLabel));
+    return this.#boundary(Math.min(this.deps.catalog.labels, this.deps.engine.nextLabel));
   }
 
   #boundary(label: number): number {
