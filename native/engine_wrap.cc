@@ -3,7 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/engine.h"
@@ -94,6 +97,26 @@ Napi::Object hits_to_js(Napi::Env env, const std::vector<nm::Hit>& hits) {
   return o;
 }
 
+// A top-k's answer as JS: {ords, labels, scores, complete, plan, probe}.
+Napi::Object answer_to_js(Napi::Env env, const nm::Engine::TopkAnswer& a, const nm::Engine::TopkRequest& r) {
+  auto o = hits_to_js(env, a.hits);
+  o.Set("complete", Napi::Boolean::New(env, a.complete));
+  const char* plan = r.mode == nm::Engine::Mode::Scan ? "scan"
+                   : r.mode == nm::Engine::Mode::Index ? (a.far ? "far" : "index")
+                   : a.plan == nm::Engine::Plan::Scan ? "scan" : a.plan == nm::Engine::Plan::ScanFar ? "scan-far"
+                   : a.plan == nm::Engine::Plan::Index ? "index" : "index-then-scan";
+  o.Set("plan", Napi::String::New(env, plan));
+  auto p = Napi::Object::New(env);
+  p.Set("lists", (double)a.probe.lists);
+  p.Set("rows", (double)a.probe.rows);
+  p.Set("allowed", (double)a.probe.allowed);
+  p.Set("pending", (double)a.probe.pending);
+  p.Set("rescored", (double)a.probe.rescored);
+  p.Set("threads", (double)a.probe.threads);
+  o.Set("probe", p);
+  return o;
+}
+
 // ---- workers: Execute() never touches N-API; errors go through SetError ----
 
 class Worker : public Napi::AsyncWorker {
@@ -125,6 +148,141 @@ Napi::Promise queue(Napi::Env env, std::function<void()> run, std::function<Napi
   return p;
 }
 
+// ---- top-k calls: two long-lived dispatch threads per engine ----
+
+// Top-k calls go to threads of the engine's own, not to libuv's pool: on this project's
+// 2-core virtualised benchmark box, handing a call to a sleeping libuv thread cost the event
+// loop 97-147 µs (README, "Threads"), and under load these threads are still at work when the
+// next call comes, so a call only queues. Each turn of a thread takes every call queued and answers them
+// as one Engine::topk_many; two threads, so one turn's last query never leaves the other core
+// idle while calls wait. Answers go back through one thread-safe function, whose callback
+// settles their promises on the event loop; a callback holds the dispatch alive, so one still
+// queued when the engine is closed and collected finds it there.
+class TopkDispatch : public std::enable_shared_from_this<TopkDispatch> {
+ public:
+  using Requests = std::shared_ptr<std::vector<nm::Engine::TopkRequest>>;
+
+  TopkDispatch(Napi::Env env, std::shared_ptr<nm::Engine> engine) : engine_(std::move(engine)) {
+    tsfn_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "newsmatch-topk", 0, 1);
+    // Referenced only while calls are out (submit, settle): an idle engine keeps no process alive.
+    tsfn_.Unref(env);
+    for (auto& t : threads_) t = std::thread([this] { loop(); });
+  }
+  ~TopkDispatch() { stop(); }
+  TopkDispatch(const TopkDispatch&) = delete;
+  TopkDispatch& operator=(const TopkDispatch&) = delete;
+
+  // On the event loop. `queries` holds the floats the requests point into until they are
+  // answered; the promise settles with an array of answers (`many`) or the one answer.
+  Napi::Value submit(Napi::Env env, std::shared_ptr<std::vector<float>> queries, Requests reqs, bool many) {
+    auto job = std::make_unique<Job>();
+    job->queries = std::move(queries), job->reqs = std::move(reqs), job->many = many;
+    napi_value promise;
+    NAPI_THROW_IF_FAILED(env, napi_create_promise(env, &job->deferred, &promise), Napi::Value());
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) {
+        napi_reject_deferred(env, job->deferred, Napi::Error::New(env, "the search engine is closed").Value());
+        return Napi::Value(env, promise);
+      }
+      queue_.push_back(std::move(job));
+      wake = idle_ > 0;
+    }
+    // As a libuv work item would, a call out keeps the process alive until it is answered.
+    if (out_++ == 0) tsfn_.Ref(env);
+    if (wake) cv_.notify_one();
+    return Napi::Value(env, promise);
+  }
+
+  // Answers what is queued (an engine closed meanwhile rejects it), then ends the threads. On
+  // the event loop (EngineWrap's Close and destructor); the answers settle at its next turn.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    tsfn_.Release();
+  }
+
+ private:
+  struct Job {
+    std::shared_ptr<std::vector<float>> queries;
+    Requests reqs;
+    napi_deferred deferred = nullptr;
+    bool many = true;
+    std::vector<nm::Engine::TopkAnswer> answers;
+    std::string error;
+  };
+
+  void loop() {
+    nm::batch_thread();
+    for (;;) {
+      std::vector<std::unique_ptr<Job>> batch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (queue_.empty() && !stopping_) {
+          idle_++;
+          cv_.wait(lock);
+          idle_--;
+        }
+        if (queue_.empty()) return;
+        batch.swap(queue_);
+      }
+      std::vector<nm::Engine::TopkRequest> all;
+      for (auto& j : batch) all.insert(all.end(), j->reqs->begin(), j->reqs->end());
+      try {
+        std::vector<nm::Engine::TopkAnswer> answers = engine_->topk_many(all);
+        auto at = answers.begin();
+        for (auto& j : batch) j->answers.assign(std::make_move_iterator(at), std::make_move_iterator(at + j->reqs->size())), at += j->reqs->size();
+      } catch (const std::exception& e) {
+        for (auto& j : batch) j->error = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& j : batch) done_.push_back(std::move(j));
+      }
+      // One callback settles every call answered by then (one queued meanwhile may find nothing left).
+      tsfn_.NonBlockingCall([self = shared_from_this()](Napi::Env env, Napi::Function) { self->settle(env); });
+    }
+  }
+
+  // On the event loop.
+  void settle(Napi::Env env) {
+    std::vector<std::unique_ptr<Job>> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done.swap(done_);
+    }
+    for (auto& j : done) {
+      Napi::HandleScope scope(env);
+      if (!j->error.empty()) {
+        napi_reject_deferred(env, j->deferred, Napi::Error::New(env, j->error).Value());
+      } else if (!j->many) {
+        napi_resolve_deferred(env, j->deferred, answer_to_js(env, j->answers[0], (*j->reqs)[0]));
+      } else {
+        auto arr = Napi::Array::New(env, j->answers.size());
+        for (size_t i = 0; i < j->answers.size(); i++) arr.Set(i, answer_to_js(env, j->answers[i], (*j->reqs)[i]));
+        napi_resolve_deferred(env, j->deferred, arr);
+      }
+      if (--out_ == 0) tsfn_.Unref(env);
+    }
+  }
+
+  std::shared_ptr<nm::Engine> engine_;
+  Napi::ThreadSafeFunction tsfn_;
+  std::thread threads_[2];
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Job>> queue_, done_;  // under mu_
+  size_t idle_ = 0;                                 // threads waiting; under mu_
+  bool stopping_ = false;                           // under mu_
+  size_t out_ = 0;                                  // calls not yet settled; the event loop's only
+};
+
 class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
  public:
   static Napi::Function Init(Napi::Env env) {
@@ -155,6 +313,10 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     } catch (const std::exception& e) {
       throw Napi::Error::New(env, e.what());
     }
+  }
+  // Collected without a close: its dispatch threads end here (the engine closes with its last owner).
+  ~EngineWrap() override {
+    if (dispatch_) dispatch_->stop();
   }
 
  private:
@@ -284,25 +446,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return r;
   }
 
-  static Napi::Object answer_to_js(Napi::Env env, const nm::Engine::TopkAnswer& a, const nm::Engine::TopkRequest& r) {
-    auto o = hits_to_js(env, a.hits);
-    o.Set("complete", Napi::Boolean::New(env, a.complete));
-    const char* plan = r.mode == nm::Engine::Mode::Scan ? "scan"
-                     : r.mode == nm::Engine::Mode::Index ? (a.far ? "far" : "index")
-                     : a.plan == nm::Engine::Plan::Scan ? "scan" : a.plan == nm::Engine::Plan::ScanFar ? "scan-far"
-                     : a.plan == nm::Engine::Plan::Index ? "index" : "index-then-scan";
-    o.Set("plan", Napi::String::New(env, plan));
-    auto p = Napi::Object::New(env);
-    p.Set("lists", (double)a.probe.lists);
-    p.Set("rows", (double)a.probe.rows);
-    p.Set("allowed", (double)a.probe.allowed);
-    p.Set("pending", (double)a.probe.pending);
-    p.Set("rescored", (double)a.probe.rescored);
-    p.Set("threads", (double)a.probe.threads);
-    o.Set("probe", p);
-    return o;
-  }
-
   // topk(query, k, minScore, filter, mode: 'scan' | 'index' | 'auto', options?) →
   // Promise<{ords, labels, scores, complete, plan, probe: {lists, rows, allowed, pending, rescored}}>
   Napi::Value TopK(const Napi::CallbackInfo& info) {
@@ -313,7 +456,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto query = std::make_shared<std::vector<float>>(q, q + kDims);
     auto reqs = std::make_shared<std::vector<nm::Engine::TopkRequest>>();
     reqs->push_back(topk_request(env, query->data(), info[1], info[2], info[3], info[4], info[5]));
-    return run_topk(env, query, reqs, false);
+    return dispatch(env)->submit(env, query, reqs, false);
   }
 
   // topkMany(queries: Float32Array (n*1024), specs: [{k, minScore, filter, mode, options}]) →
@@ -327,21 +470,12 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       auto s = specs.Get(i).As<Napi::Object>();
       reqs->push_back(topk_request(env, qs->data() + i * kDims, s.Get("k"), s.Get("minScore"), s.Get("filter"), s.Get("mode"), s.Get("options")));
     }
-    return run_topk(env, qs, reqs, true);
+    return dispatch(env)->submit(env, qs, reqs, true);
   }
 
-  // Runs the requests in a worker; `queries` holds the floats they point into until then.
-  Napi::Value run_topk(Napi::Env env, std::shared_ptr<std::vector<float>> queries, std::shared_ptr<std::vector<nm::Engine::TopkRequest>> reqs,
-                       bool many) {
-    auto e = engine_;
-    auto answers = std::make_shared<std::vector<nm::Engine::TopkAnswer>>();
-    return queue(env, [e, queries, reqs, answers] { *answers = e->topk_many(*reqs); },
-                 [reqs, answers, many](Napi::Env env) -> Napi::Value {
-                   if (!many) return answer_to_js(env, (*answers)[0], (*reqs)[0]);
-                   auto arr = Napi::Array::New(env, answers->size());
-                   for (size_t i = 0; i < answers->size(); i++) arr.Set(i, answer_to_js(env, (*answers)[i], (*reqs)[i]));
-                   return arr;
-                 });
+  TopkDispatch* dispatch(Napi::Env env) {
+    if (!dispatch_) dispatch_ = std::make_shared<TopkDispatch>(env, engine_);
+    return dispatch_.get();
   }
 
   Napi::Value Count(const Napi::CallbackInfo& info) {
@@ -363,6 +497,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (dispatch_) dispatch_->stop();
     engine_->close();
     return info.Env().Undefined();
   }
@@ -513,6 +648,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
                  [sum](Napi::Env env) { return Napi::Number::New(env, (double)*sum); });
   }
 
+  std::shared_ptr<TopkDispatch> dispatch_;  // made at the first top-k call
   std::shared_ptr<nm::Engine> engine_;
 };
 

@@ -138,7 +138,7 @@ export interface NativeEngine {
   scoreMonitorLabels(set: NativeMonitorSet, from: number, to: number): Promise<NativeMonitorMatches>;
   /** The same int8 tiles' dots alone, no bound test or rescoring (bench/monitors.ts's floor); resolves with a checksum. */
   monitorDots(set: NativeMonitorSet, chunks: { vectors: Float32Array }): Promise<number>;
-  /** Releases the directory lock (another process may then open it). */
+  /** Releases the directory lock (another process may then open it). Top-k calls already made are settled first: answered, or rejected as closed. */
   close(): void;
 }
 

@@ -1286,6 +1286,63 @@ describe('argument checks', () => {
     expect(r.status, r.out).toBe(0);
   });
 
+  it('a top-k call out keeps the process alive until it is answered; an idle engine never does', () => {
+    // Top-k calls are answered by the engine's own thread (native/engine_wrap.cc, TopkDispatch),
+    // not a libuv work item: nothing else here holds the event loop open.
+    const r = child(`
+      const e = new native.Engine({ dir, indexMinRows: 2 });
+      e.append(rows([0, 1, 2]));
+      e.topk(q, 2, -1, null, 'scan').then((h) => console.log('answered ' + h.ords.length));
+      e.topkMany(Float32Array.from([...q, ...q]), [{ k: 1, minScore: -1, mode: 'scan' }, { k: 3, minScore: -1, mode: 'auto' }])
+        .then((a) => console.log('answered many ' + a.map((h) => h.ords.length).join(',')));
+    `);
+    expect(r.out).toContain('answered 2');
+    expect(r.out).toContain('answered many 1,3');
+    expect(r.status, r.out).toBe(0);
+    // An engine with no call out, never closed, lets the process end.
+    const idle = child(`
+      const e = new native.Engine({ dir, indexMinRows: 2 });
+      e.append(rows([0, 1, 2]));
+      console.log('answered ' + (await e.topk(q, 1, -1, null, 'scan')).ords.length);
+    `);
+    expect(idle.out).toContain('answered 1');
+    expect(idle.status, idle.out).toBe(0);
+  });
+
+  it('an engine collected without a close, a top-k call out, still answers it and lets the process end', () => {
+    const r = child(`
+      import v8 from 'node:v8';
+      import vm from 'node:vm';
+      v8.setFlagsFromString('--expose-gc');
+      const gc = vm.runInNewContext('gc');
+      let e = new native.Engine({ dir, indexMinRows: 2 });
+      e.append(rows([0, 1, 2]));
+      const out = e.topk(q, 2, -1, null, 'scan');
+      e = null;
+      for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setImmediate(r)); }
+      console.log('answered ' + (await out).ords.length);
+    `);
+    expect(r.out).toContain('answered 2');
+    expect(r.signal, r.out).toBeNull();
+    expect(r.status, r.out).toBe(0);
+  });
+
+  it('a close with top-k calls out settles every one (answered, or refused as closed), and later calls are refused', () => {
+    const r = child(`
+      const e = new native.Engine({ dir, indexMinRows: 2 });
+      e.append(rows(Array.from({ length: 64 }, (_, i) => i)));
+      const settle = (p) => p.then((h) => 'answered', (x) => (/closed/.test(x.message) ? 'closed' : 'other ' + x.message));
+      const out = Array.from({ length: 40 }, (_, i) => settle(i % 2 ? e.topk(q, 5, -1, null, 'scan') : e.topkMany(q, [{ k: 5, minScore: -1, mode: 'auto' }])));
+      e.close();
+      const all = await Promise.all(out);
+      console.log('settled ' + all.length + ' ' + JSON.stringify([...new Set(all)].sort()));
+      console.log('after ' + (await settle(e.topk(q, 5, -1, null, 'scan'))) + ' ' + (await settle(e.topkMany(q, [{ k: 5, minScore: -1, mode: 'scan' }]))));
+    `);
+    expect(r.out).toMatch(/settled 40 \[("answered",?)?("closed")?\]/);
+    expect(r.out).toContain('after closed closed');
+    expect(r.status, r.out).toBe(0);
+  });
+
   it('a duplicate label in one append never crashes the process at indexPending', () => {
     const r = child(`
       const e = new native.Engine({ dir, indexMinRows: 1 });
