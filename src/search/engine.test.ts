@@ -1287,7 +1287,7 @@ describe('argument checks', () => {
   });
 
   it('a top-k call out keeps the process alive until it is answered; an idle engine never does', () => {
-    // Top-k calls are answered by the engine's own thread (native/engine_wrap.cc, TopkDispatch),
+    // Top-k calls are answered by the engine's own threads (native/engine_wrap.cc, TopkDispatch),
     // not a libuv work item: nothing else here holds the event loop open.
     const r = child(`
       const e = new native.Engine({ dir, indexMinRows: 2 });
