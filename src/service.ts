@@ -101,12 +101,9 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     throw e;
   }
   const maintenance = new Maintenance(store, catalog, engine, log, topkOptions(config));
-  const behind = store.nextLabel() - engine.stats().nextLabel;
+  const behind = store.nextLabel() - engine.nextLabel;
   if (behind > 0) log.info(`search engine is behind LMDB by ${behind} chunks: catching up`);
   maintenance.sync();
-  // An index file the engine dropped at open (damaged, or of an older version) leaves every
-  // chunk pending with nothing appended: its rebuild starts now, not at the next append.
-  if (engine.stats().indexPending > 0) maintenance.schedule();
   const search = new VectorSearch(catalog, engine, { maxMatches: config.matchMaxMatches, topk: topkOptions(config) }, log);
   let embedder: Embedder | null = null;
   try {

@@ -35,7 +35,11 @@ export class Maintenance {
     readonly engine: SearchEngine,
     readonly log: Logger,
     readonly topk: TopkOptions = {},
-  ) {}
+  ) {
+    // Work the engine opened with (an index file it dropped, damaged or of an older version,
+    // leaves every chunk pending) starts now, not at the first append.
+    if (engine.stats().indexPending > 0) this.schedule();
+  }
 
   /**
    * Appends LMDB's new chunks to the engine, then schedules the rest. Synchronous (~6 µs a
