@@ -49,6 +49,9 @@ struct Cols {
   const SourceCounts* counts = nullptr;  // segments only
 };
 
+// The huge page size the mappings align to (x86-64 and arm64 with 4 KiB base pages).
+constexpr size_t kHugePage = size_t(2) << 20;
+
 // A file memory-mapped read-only, unmapped when destroyed. Throws std::runtime_error naming the
 // path; one shorter than `min_size` is "not a <what> (too short)".
 class Mapping {
