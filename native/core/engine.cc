@@ -691,8 +691,14 @@ void Engine::save_index() {
     trained = trained_rows_;
   }
   size_t nl = centroids.size();
-  std::vector<uint64_t> counts(nl);
-  for (size_t l = 0; l < nl; l++) counts[l] = (file_ ? file_->end(l) - file_->begin(l) : 0) + refs[l].size();
+  // A list's rows of first revisions go first (IndexFile): the file's, then the new ones; then
+  // the file's others and the new others.
+  std::vector<uint64_t> counts(nl), firsts(nl), new_firsts(nl);
+  for (size_t l = 0; l < nl; l++) {
+    new_firsts[l] = std::stable_partition(refs[l].begin(), refs[l].end(), [](Ref x) { return x.first(); }) - refs[l].begin();
+    counts[l] = (file_ ? file_->end(l) - file_->begin(l) : 0) + refs[l].size();
+    firsts[l] = (file_ ? file_->first_end(l) - file_->begin(l) : 0) + new_firsts[l];
+  }
   // The rows new to the file get their rounding error measured, list by list on every thread.
   std::vector<std::vector<float>> errs(nl);
   pool_->run(nl, [&](size_t l) {
@@ -704,19 +710,23 @@ void Engine::save_index() {
     }
   });
   std::string path = join(opt_.dir, kIndexFile);
-  IndexFile::write(path, centroids, trained, label_base, lists_of.data(), lists_of.size(), counts,
+  IndexFile::write(path, centroids, trained, label_base, lists_of.data(), lists_of.size(), counts, firsts,
                    [&](size_t l, size_t i, const int8_t** code, IndexRec* rec) {
-                     uint64_t old = file_ ? file_->end(l) - file_->begin(l) : 0;
-                     if (i < old) {
-                       *code = file_->code(file_->begin(l) + i);
-                       *rec = file_->rec(file_->begin(l) + i);
+                     uint64_t old = file_ ? file_->end(l) - file_->begin(l) : 0, old_first = file_ ? file_->first_end(l) - file_->begin(l) : 0;
+                     uint64_t nf = new_firsts[l];
+                     // Where row i of the list comes from: the file's row j, or new row j.
+                     bool from_file = i < old_first || (i >= old_first + nf && i < old + nf);
+                     uint64_t j = i < old_first ? i : i < old_first + nf ? i - old_first : i < old + nf ? i - nf : i - old;
+                     if (from_file) {
+                       *code = file_->code(file_->begin(l) + j);
+                       *rec = file_->rec(file_->begin(l) + j);
                        return;
                      }
-                     Ref x = refs[l][i - old];
+                     Ref x = refs[l][j];
                      const Cols& c = view_of(views, x.view());
                      *code = c.i8 + (size_t)x.row * kDims;
                      *rec = {c.label[x.row], c.ord[x.row], c.time[x.row], c.scale[x.row], c.source[x.row] | (c.first[x.row] ? 0x80000000u : 0u),
-                             errs[l][i - old], 0};
+                             errs[l][j], 0};
                    });
   auto f = std::make_unique<IndexFile>(path);
   std::unique_lock<std::shared_mutex> lock(mu_);
@@ -846,6 +856,8 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
       take(w, file_->code(i), r.scale, r.ord, r.label, r.err);
     }
   };
+  // A query for first revisions only reads a list's first part in the file (IndexFile).
+  auto saved_end = [&](uint32_t l) { return f.first_only ? file_->first_end(l) : file_->end(l); };
   // Rows of list l filed since the file was saved: scattered over the columns, so each is
   // asked for a few rows ahead (not an edit's when only first revisions are wanted).
   auto filed_rows = [&](Sweep& w, uint32_t l) {
@@ -871,7 +883,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
     w.st.lists++;
     w.st.rows += list_rows(l);
     listed[l] = 1;
-    if (file_) saved_rows(w, file_->begin(l), file_->end(l));
+    if (file_) saved_rows(w, file_->begin(l), saved_end(l));
     filed_rows(w, l);
     flush(w);
   };
@@ -915,7 +927,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
       cur = at(next++);
       listed[cur] = 1;
       lead.st.lists++, lead.st.rows += list_rows(cur);
-      cur_b = file_ ? file_->begin(cur) : 0, cur_e = file_ ? file_->end(cur) : 0;
+      cur_b = file_ ? file_->begin(cur) : 0, cur_e = file_ ? saved_end(cur) : 0;
       cur_filed = seg_refs_[cur].size() + delta_refs_[cur].size() > 0;
     }
   };

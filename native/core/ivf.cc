@@ -161,13 +161,13 @@ Centroids Centroids::load(const uint8_t* p, size_t count) {
 
 namespace {
 
-constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '3', '\0'};
+constexpr char kIndexMagic[8] = {'N', 'M', 'I', 'V', 'F', '0', '4', '\0'};
 
 struct IndexHeader {
   char magic[8];
   uint32_t version, dims;
   uint64_t trained_rows, label_base, labels, lists, rows;
-  uint64_t off_centroids, off_list_of, off_offsets, off_codes, off_recs, file_size;
+  uint64_t off_centroids, off_list_of, off_offsets, off_first_ends, off_codes, off_recs, file_size;
 };
 
 uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
@@ -175,13 +175,14 @@ uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
 IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
   IndexHeader h{};
   std::memcpy(h.magic, kIndexMagic, 8);
-  h.version = 3;
+  h.version = 4;
   h.dims = kDims;
   h.labels = labels, h.lists = lists, h.rows = rows;
   uint64_t o = align64(sizeof(IndexHeader));
   h.off_centroids = o, o = align64(o + lists * (kDims + 4));
   h.off_list_of = o, o = align64(o + labels * 4);
   h.off_offsets = o, o = align64(o + (lists + 1) * 8);
+  h.off_first_ends = o, o = align64(o + lists * 8);
   h.off_codes = o, o = align64(o + rows * kDims);
   h.off_recs = o, o = align64(o + rows * sizeof(IndexRec));
   h.file_size = o;
@@ -193,7 +194,7 @@ IndexHeader layout(uint64_t labels, uint64_t lists, uint64_t rows) {
 IndexFile::IndexFile(const std::string& path) : map_(new Mapping(path, sizeof(IndexHeader), "index file")) {
   IndexHeader h;
   std::memcpy(&h, map_->data(), sizeof h);
-  bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 3 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
+  bool sane = std::memcmp(h.magic, kIndexMagic, 8) == 0 && h.version == 4 && h.dims == kDims && h.lists > 0 && h.lists <= 65536 &&
               h.labels < (1ull << 40) && h.rows <= h.labels;
   IndexHeader want = sane ? layout(h.labels, h.lists, h.rows) : IndexHeader{};
   if (sane) std::memcpy(&want, &h, offsetof(IndexHeader, off_centroids));
@@ -204,17 +205,18 @@ IndexFile::IndexFile(const std::string& path) : map_(new Mapping(path, sizeof(In
   trained_rows_ = h.trained_rows, label_base_ = h.label_base, labels_ = h.labels;
   list_of_ = reinterpret_cast<const uint32_t*>(b + h.off_list_of);
   offsets_ = reinterpret_cast<const uint64_t*>(b + h.off_offsets);
+  first_ends_ = reinterpret_cast<const uint64_t*>(b + h.off_first_ends);
   codes_ = reinterpret_cast<const int8_t*>(b + h.off_codes);
   recs_ = reinterpret_cast<const IndexRec*>(b + h.off_recs);
   bool ordered = offsets_[0] == 0 && offsets_[h.lists] == h.rows;
-  for (size_t l = 0; l < h.lists && ordered; l++) ordered = offsets_[l] <= offsets_[l + 1];
+  for (size_t l = 0; l < h.lists && ordered; l++) ordered = offsets_[l] <= first_ends_[l] && first_ends_[l] <= offsets_[l + 1];
   if (!ordered) throw std::runtime_error(path + ": damaged (list offsets)");
 }
 
 IndexFile::~IndexFile() = default;
 
 void IndexFile::write(const std::string& path, const Centroids& centroids, uint64_t trained_rows, uint64_t label_base, const uint32_t* list_of,
-                      uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row) {
+                      uint64_t labels, const std::vector<uint64_t>& counts, const std::vector<uint64_t>& firsts, const RowSource& row) {
   uint64_t rows = 0;
   for (uint64_t c : counts) rows += c;
   IndexHeader h = layout(labels, centroids.size(), rows);
@@ -250,6 +252,10 @@ void IndexFile::write(const std::string& path, const Centroids& centroids, uint6
     std::vector<uint64_t> offsets(counts.size() + 1, 0);
     for (size_t l = 0; l < counts.size(); l++) offsets[l + 1] = offsets[l] + counts[l];
     put(offsets.data(), offsets.size() * 8);
+    pad_to(h.off_first_ends);
+    std::vector<uint64_t> first_ends(counts.size());
+    for (size_t l = 0; l < counts.size(); l++) first_ends[l] = offsets[l] + firsts[l];
+    put(first_ends.data(), first_ends.size() * 8);
     pad_to(h.off_codes);
     std::vector<IndexRec> recs(rows);
     uint64_t at = 0;

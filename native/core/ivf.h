@@ -65,8 +65,11 @@ struct IndexRec {
 
 // The index file, memory-mapped read-only: centroids, each label's list, and each list's rows
 // stored together (codes in one region, records in another), so reading a list is a sequential
-// read. Layout (64-byte aligned regions): header, centroids, lists of labels [label_base,
-// label_base + labels), list offsets (lists + 1), codes (rows x 1024), records (rows).
+// read. Within a list the first revisions' rows come first, so a query for first revisions
+// only (the API's default) reads a list's first part and nothing of the edits' rows. Layout
+// (64-byte aligned regions): header, centroids, lists of labels [label_base, label_base +
+// labels), list offsets (lists + 1), where each list's edits begin (lists), codes (rows x 1024),
+// records (rows).
 class IndexFile {
  public:
   // Maps and validates; throws std::runtime_error naming what is wrong.
@@ -81,15 +84,18 @@ class IndexFile {
   const uint32_t* list_of() const { return list_of_; }
   uint64_t begin(size_t list) const { return offsets_[list]; }
   uint64_t end(size_t list) const { return offsets_[list + 1]; }
+  // The list's rows of first revisions are [begin, first_end); those of later ones [first_end, end).
+  uint64_t first_end(size_t list) const { return first_ends_[list]; }
   const int8_t* code(uint64_t i) const { return codes_ + i * kDims; }
   const IndexRec& rec(uint64_t i) const { return recs_[i]; }
 
   // Writes a file: `list_of` for labels [label_base, label_base + labels), then the rows list
-  // by list, each given by `row(list, i)` for i < counts[list] (code, record). Temp file, fsync,
-  // rename.
+  // by list, each given by `row(list, i)` for i < counts[list] (code, record): the list's
+  // firsts[list] rows of first revisions, then the others. Temp file, fsync, rename.
   using RowSource = std::function<void(size_t list, size_t i, const int8_t** code, IndexRec* rec)>;
   static void write(const std::string& path, const Centroids& centroids, uint64_t trained_rows, uint64_t label_base,
-                    const uint32_t* list_of, uint64_t labels, const std::vector<uint64_t>& counts, const RowSource& row);
+                    const uint32_t* list_of, uint64_t labels, const std::vector<uint64_t>& counts, const std::vector<uint64_t>& firsts,
+                    const RowSource& row);
 
  private:
   std::unique_ptr<Mapping> map_;
@@ -97,6 +103,7 @@ class IndexFile {
   uint64_t trained_rows_ = 0, label_base_ = 0, labels_ = 0;
   const uint32_t* list_of_ = nullptr;
   const uint64_t* offsets_ = nullptr;
+  const uint64_t* first_ends_ = nullptr;
   const int8_t* codes_ = nullptr;
   const IndexRec* recs_ = nullptr;
 };

@@ -980,6 +980,15 @@ describe('lifecycle: delta, seal, compact, save, reopen', () => {
     e = openEngine(dir);
     expect(e.stats()).toMatchObject({ indexRows: small.rows, indexPending: 0 });
     expect(await indexCheck(e, 'after two saves')).toEqual(beforeReopen);
+    // Every list read: the file's lists, merged over two saves with each list's first revisions
+    // in front (a first-revisions query reads only those), answer exactly as the oracle.
+    const every = { probeDelta: 2, probeMaxRows: small.rows, farScore: -1 };
+    for (const [i, q] of sq.entries())
+      for (const f of [{ firstOnly: true }, {}, { firstOnly: true, tmin: timeAt(5), tmax: timeAt(60) }]) {
+        const r = await e.topk(q, 10, -1, f, 'index', every);
+        expect(r.complete).toBe(true);
+        expectTopK(small, q, r, 10, oracle(small, q, f, -Infinity), `query ${i}, ${JSON.stringify(f)}, after two saves`);
+      }
   });
 
   it('rebuilds a missing or damaged index file: every row pending, then filed again', async () => {
