@@ -200,6 +200,8 @@ IndexFile::IndexFile(const std::string& path) : map_(new Mapping(path, sizeof(In
   if (sane) std::memcpy(&want, &h, offsetof(IndexHeader, off_centroids));
   if (!sane || std::memcmp(&h, &want, sizeof h) != 0 || h.file_size != map_->size())
     throw std::runtime_error(path + ": not an index file or damaged (header mismatch)");
+  // A query reads whole lists (codes and records), so the file is read in 2 MiB folios.
+  map_->advise_huge(0, map_->size());
   const uint8_t* b = reinterpret_cast<const uint8_t*>(map_->data());
   centroids_ = Centroids::load(b + h.off_centroids, h.lists);
   trained_rows_ = h.trained_rows, label_base_ = h.label_base, labels_ = h.labels;

@@ -106,12 +106,11 @@ Mapping::Mapping(const std::string& path, size_t min_size, const char* what) {
     throw std::runtime_error(path + ": not a " + what + " (too short)");
   }
   size_ = (size_t)st.st_size;
-  // Mapped at a 2 MiB boundary and marked for huge pages: where the page cache holds the file
-  // in 2 MiB folios (Linux's large folios; ext4 since 6.16), each is mapped by one page-table
-  // entry, and a page read in through this mapping is read as one. On this project's
-  // virtualised 2-core box a scan or an index sweep missing the TLB every 4 KiB cost relevance
-  // 8-16% of its throughput and order=time passes 10-15% (README, "Huge pages"). Elsewhere
-  // (4 KiB folios, no THP) it maps as before.
+  // Mapped at a 2 MiB boundary: where the page cache holds the file in 2 MiB folios (Linux's
+  // large folios; ext4 since 6.16), each is then mapped by one page-table entry. On this
+  // project's virtualised 2-core box a scan or an index sweep missing the TLB every 4 KiB cost
+  // relevance 8-16% of its throughput and order=time passes 10-15% (README, "Huge pages").
+  // Elsewhere (4 KiB folios, no THP) it maps as before.
   void* at = nullptr;
   if (size_ >= kHugePage) {
     void* r = ::mmap(nullptr, size_ + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -131,7 +130,12 @@ Mapping::Mapping(const std::string& path, size_t min_size, const char* what) {
     if (at) ::munmap(at, size_);
     throw std::runtime_error("mmap " + path + ": " + std::strerror(err));
   }
-  if (at) ::madvise(map_, size_, MADV_HUGEPAGE);
+}
+
+void Mapping::advise_huge(size_t offset, size_t len) const {
+  uintptr_t b = (uintptr_t)map_ + offset, e = b + std::min(len, size_ - std::min(offset, size_));
+  uintptr_t a = (b + kHugePage - 1) & ~(uintptr_t)(kHugePage - 1), z = e & ~(uintptr_t)(kHugePage - 1);
+  if (z > a) ::madvise(reinterpret_cast<void*>(a), z - a, MADV_HUGEPAGE);
 }
 
 Mapping::~Mapping() {
@@ -145,7 +149,10 @@ Segment::Segment(const std::string& path) : path_(path), map_(new Mapping(path, 
   if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != 1 || h.dims != kDims || h.file_size != map_->size() ||
       std::memcmp(&h, &want, sizeof(Header)) != 0)
     throw std::runtime_error(path + ": not a segment or damaged (header mismatch)");
-  // Scans read the int8 column front to back; tell the kernel so it reads ahead.
+  // Scans read the int8 column front to back; tell the kernel so it reads ahead, in 2 MiB
+  // folios. The f16 column is read a row at a time (the rescoring) and left to ordinary
+  // readahead: on a corpus larger than memory, a miss there must not read 2 MiB for one row.
+  map_->advise_huge(h.off_i8, h.rows * kDims);
   ::madvise(const_cast<char*>(map_->data()) + h.off_i8, h.rows * kDims, MADV_SEQUENTIAL);
   const char* b = map_->data();
   cols_.n = h.rows;

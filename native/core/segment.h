@@ -62,6 +62,9 @@ class Mapping {
   Mapping& operator=(const Mapping&) = delete;
   const char* data() const { return static_cast<const char*>(map_); }
   size_t size() const { return size_; }
+  // Asks for huge pages over the whole 2 MiB pages inside [offset, offset + len): a page the
+  // kernel reads in there is read as a 2 MiB folio (MADV_HUGEPAGE). For regions read in bulk.
+  void advise_huge(size_t offset, size_t len) const;
 
  private:
   void* map_ = nullptr;
