@@ -15,7 +15,8 @@
  *   answered by an exact scan (few rows allowed, or a query far from every list) are reported
  *   apart. recall_relevance_min_class is the worst class.
  * - range_bw_ratio: a full-corpus range query ÷ (int8 bytes ÷ the read bandwidth of as many
- *   threads as a pass uses, read from a buffer in huge pages, as the engine maps its columns). pass16_vs_pass1: a pass serving 16 queries ÷ a pass serving one.
+ *   threads as a pass uses, read from a buffer in huge pages, as the engine maps its columns).
+ *   pass16_vs_pass1: a pass serving 16 queries ÷ a pass serving one.
  *   window_ratio: a 10% window ÷ the full corpus. index_speedup: exact-scan top-50 ÷ planned
  *   top-50 (near classes). batch_gain: range queries/s with 16 in flight ÷ one at a time.
  * - build_chunks_per_s: the index trained and every chunk filed from the segments (a copy of

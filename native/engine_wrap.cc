@@ -157,9 +157,9 @@ Napi::Promise queue(Napi::Env env, std::function<void()> run, std::function<Napi
 // Top-k calls go to threads of the engine's own, not to libuv's pool: on this project's
 // 2-core virtualised benchmark box, handing a call to a sleeping libuv thread cost the event
 // loop 97-147 µs (README, "Threads"), and under load these threads are still at work when the
-// next call comes, so a call only queues. Each turn of a thread takes every call queued and answers them
-// as one Engine::topk_many; two threads, so one turn's last query never leaves the other core
-// idle while calls wait. Answers go back through one thread-safe function, whose callback
+// next call comes, so a call only queues. Each turn of a thread takes every call queued and
+// answers them as one Engine::topk_many; two threads, so one turn's last query never leaves the
+// other core idle while calls wait. Answers go back through one thread-safe function, whose callback
 // settles their promises on the event loop; a callback holds the dispatch alive, so one still
 // queued when the engine is closed and collected finds it there.
 class TopkDispatch : public std::enable_shared_from_this<TopkDispatch> {
@@ -679,7 +679,7 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) {
                    size_t n;
                    ~Unmap() { ::munmap(p, n); }
                  } unmap{m, len};
-                 uint8_t* data = reinterpret_cast<uint8_t*>(((uintptr_t)m + nm::kHugePage - 1) & ~(uintptr_t)(nm::kHugePage - 1));
+                 uint8_t* data = reinterpret_cast<uint8_t*>(nm::huge_up((uintptr_t)m));
                  ::madvise(data, bytes, MADV_HUGEPAGE);
                  std::memset(data, 1, bytes);
                  nm::Pool pool(threads);

@@ -714,14 +714,14 @@ void Engine::save_index() {
                    [&](size_t l, size_t i, const int8_t** code, IndexRec* rec) {
                      uint64_t old = file_ ? file_->end(l) - file_->begin(l) : 0, old_first = file_ ? file_->first_end(l) - file_->begin(l) : 0;
                      uint64_t nf = new_firsts[l];
-                     // Where row i of the list comes from: the file's row j, or new row j.
-                     bool from_file = i < old_first || (i >= old_first + nf && i < old + nf);
-                     uint64_t j = i < old_first ? i : i < old_first + nf ? i - old_first : i < old + nf ? i - nf : i - old;
-                     if (from_file) {
+                     auto from_file = [&](uint64_t j) {
                        *code = file_->code(file_->begin(l) + j);
                        *rec = file_->rec(file_->begin(l) + j);
-                       return;
-                     }
+                     };
+                     // Row i: the file's first revisions, the new ones, the file's others, the new others.
+                     if (i < old_first) return from_file(i);
+                     if (i >= old_first + nf && i < old + nf) return from_file(i - nf);
+                     uint64_t j = i < old_first + nf ? i - old_first : i - old;
                      Ref x = refs[l][j];
                      const Cols& c = view_of(views, x.view());
                      *code = c.i8 + (size_t)x.row * kDims;

@@ -115,10 +115,11 @@ Mapping::Mapping(const std::string& path, size_t min_size, const char* what) {
   if (size_ >= kHugePage) {
     void* r = ::mmap(nullptr, size_ + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r != MAP_FAILED) {
-      uintptr_t b = (uintptr_t)r, a = (b + kHugePage - 1) & ~(uintptr_t)(kHugePage - 1);
-      // The reservation's ends are given back; the file replaces its aligned middle.
+      uintptr_t b = (uintptr_t)r, a = huge_up(b);
+      // The reservation's ends are given back (its tail is never empty: a < b + kHugePage); the
+      // file replaces its aligned middle.
       if (a > b) ::munmap(r, a - b);
-      if (b + size_ + kHugePage > a + size_) ::munmap(reinterpret_cast<void*>(a + size_), b + size_ + kHugePage - (a + size_));
+      ::munmap(reinterpret_cast<void*>(a + size_), b + kHugePage - a);
       at = reinterpret_cast<void*>(a);
     }
   }
@@ -134,7 +135,7 @@ Mapping::Mapping(const std::string& path, size_t min_size, const char* what) {
 
 void Mapping::advise_huge(size_t offset, size_t len) const {
   uintptr_t b = (uintptr_t)map_ + offset, e = b + std::min(len, size_ - std::min(offset, size_));
-  uintptr_t a = (b + kHugePage - 1) & ~(uintptr_t)(kHugePage - 1), z = e & ~(uintptr_t)(kHugePage - 1);
+  uintptr_t a = huge_up(b), z = huge_down(e);
   if (z > a) ::madvise(reinterpret_cast<void*>(a), z - a, MADV_HUGEPAGE);
 }
 

@@ -49,8 +49,11 @@ struct Cols {
   const SourceCounts* counts = nullptr;  // segments only
 };
 
-// The huge page size the mappings align to (x86-64 and arm64 with 4 KiB base pages).
+// The huge page size the mappings align to (x86-64 and arm64 with 4 KiB base pages), and an
+// address rounded up or down to one.
 constexpr size_t kHugePage = size_t(2) << 20;
+inline uintptr_t huge_up(uintptr_t x) { return (x + kHugePage - 1) & ~(uintptr_t)(kHugePage - 1); }
+inline uintptr_t huge_down(uintptr_t x) { return x & ~(uintptr_t)(kHugePage - 1); }
 
 // A file memory-mapped read-only, unmapped when destroyed. Throws std::runtime_error naming the
 // path; one shorter than `min_size` is "not a <what> (too short)".
