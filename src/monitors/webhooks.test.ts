@@ -334,9 +334,12 @@ print(verify(secret, header, good, 300, now), verify(secret, header, changed, 30
     plan('/hook/down', status(503), status(503));
     const givenUp: [MonitorEvent, MonitorRecord][] = [];
     const paused: string[] = [];
-    // One minute: the first retry (at most 45 s on) is within it, the second (at least 30 s after that) is past it.
+    // One minute, the jitter fixed at its middle: the first retry (30 s on) is within it, the
+    // second (60 s after that) past it. With a random jitter both could fall within the minute
+    // (15 s, then 30 s), about one run in sixteen.
     const d = deliverer({
       retryHours: 1 / 60,
+      random: () => 0.5,
       onGivenUp: async (ev, mon) => void givenUp.push([ev, mon]),
       onPaused: (id) => void paused.push(id),
     });

@@ -86,6 +86,8 @@ export interface WebhookDelivererOptions {
   onGivenUp?: (event: MonitorEvent, monitor: MonitorRecord) => Promise<void>;
   /** After giving up paused a monitor that was active. */
   onPaused?: (monitorId: string) => void;
+  /** The retries' jitter, in [0, 1). Default Math.random; a test fixes it to know when a retry falls. */
+  random?: () => number;
 }
 
 /** Outbox entries read per step of a scan; the loop yields between steps. */
@@ -255,7 +257,7 @@ export class WebhookDeliverer {
     };
     let outcome: AttemptOutcome = { kind: 'delivered' };
     if (error !== null) {
-      const dueAt = Math.round(at + backoffMs(n, Math.random()));
+      const dueAt = Math.round(at + backoffMs(n, (this.#o.random ?? Math.random)()));
       if (dueAt > entry.firstDue + this.#o.retryHours * 3_600_000) {
         const pausedReason = `Webhook deliveries failed for ${spell(at - entry.firstDue)} (${n} attempts of ${event.id}; the last: ${error}); paused after MONITOR_RETRY_HOURS (${this.#o.retryHours} h) of retries. Resume it once the receiver answers 2xx.`;
         outcome = { kind: 'given_up', pausedReason };
