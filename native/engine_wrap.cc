@@ -694,7 +694,7 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) {
                [gbps](Napi::Env env) { return Napi::Number::New(env, *gbps); });
 }
 
-// setIsa('auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni') → the ISA now in use, or throws if unsupported.
+// setIsa('auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni' | 'amx') → the ISA now in use, or throws if unsupported.
 Napi::Value SetIsa(const Napi::CallbackInfo& info) {
   std::string want = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "auto";
   if (!nm::set_kernels(want.c_str())) throw Napi::Error::New(info.Env(), "this CPU does not support " + want);

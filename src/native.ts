@@ -146,7 +146,7 @@ export interface NativeAddon {
   Engine: new (options: { dir: string; lists?: number; indexMinRows?: number; threads?: number }) => NativeEngine;
   /** GB/s read by `threads` threads (default 1) summing a buffer of `bytes`. */
   measureBandwidth(bytes: number, threads?: number): Promise<number>;
-  setIsa(isa: 'auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni'): string;
+  setIsa(isa: 'auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni' | 'amx'): string;
   isa: string;
   dims: number;
 }

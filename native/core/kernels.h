@@ -1,5 +1,5 @@
 // Vector kernels with runtime ISA dispatch (generic / AVX2+F16C+FMA / AVX-512BW /
-// AVX-512 VNNI). Every ISA computes the same integer dots exactly, so a scan's candidates do not
+// AVX-512 VNNI / AMX-INT8). Every ISA computes the same integer dots exactly, so a scan's candidates do not
 // depend on the CPU (tested).
 // The build is portable -O3; each kernel is compiled per ISA with target attributes and the
 // best one the CPU supports is picked once, at first use.
@@ -25,6 +25,16 @@ struct Kernels {
   //   row_scale[r] * (q_scale[j] * dots[r * 4 + j] + half_l1[j]) >= floor[j]
   // (the int8 estimate plus its bound reaching the query's threshold less its fixed error).
   uint32_t (*tile_mask)(const int32_t* dots, const float* row_scale, const float* q_scale, const float* half_l1, const float* floor);
+  // AMX only (null elsewhere): out[(g * 16 + r) * 16 + j] = dot(row r, query 16 * g + j) for 16
+  // rows `n` bytes apart from `rows` and `groups` groups of 16 queries laid out by pack_tiles;
+  // the 16 rows at `ahead` (if not null) are prefetched meanwhile. The calling thread's tile
+  // state stays configured until tiles_release.
+  void (*dot_i8_16rows)(const int8_t* rows, const int8_t* packed, size_t n, size_t groups, int32_t* out, const int8_t* ahead);
+  void (*tiles_release)();
+  // The candidates of one row against 16 queries: bit j is set when
+  //   row_scale * (q_scale[j] * dots[j] + half_l1[j]) >= floor[j]
+  // (tile_mask's test, with the same roundings in the same order).
+  uint32_t (*row_mask16)(const int32_t* dots, float row_scale, const float* q_scale, const float* half_l1, const float* floor);
   // Sums `n` bytes (n % 64 == 0): a pure read, to measure memory bandwidth like the scan reads.
   uint64_t (*sum_bytes)(const uint8_t* p, size_t n);
   // f32 -> f16, rounding to nearest even (n % 16 == 0): what every appended row is stored as.
@@ -33,9 +43,15 @@ struct Kernels {
   float (*quantize_i8)(const float* v, int8_t* code, size_t n);
 };
 
-// The kernels for this CPU (or for `force` = "generic" | "avx2" | "avx512" | "avx512vnni", when supported).
+// The kernels for this CPU (or for `force` = "generic" | "avx2" | "avx512" | "avx512vnni" |
+// "amx", when supported; "amx" also needs the kernel's permission, asked for once).
 const Kernels& kernels();
 bool set_kernels(const char* force);
+
+// 16 queries' codes (n % 64 == 0) as AMX's right-hand tiles: tile s (n / 64 of them, 1 KB
+// each) holds dims [64 s, 64 s + 64), its row k the four dims 64 s + 4 k .. + 3 of each query
+// in turn (out[s * 1024 + k * 64 + j * 4 + i] = q[j][64 s + 4 k + i]).
+void pack_tiles(const int8_t* const* q, size_t n, int8_t* out);
 
 // IEEE half <-> float.
 float f16_to_f32(uint16_t h);

@@ -106,6 +106,26 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
   size_t groups = (nq + 3) / 4;
   std::vector<Prepared> prep(nq);
   for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
+  // With AMX, queries in groups of 16 (a tile's columns; the last padded likewise), each
+  // group's codes laid out once as the tiles' right-hand operands.
+  struct Group16 {
+    alignas(64) float qscale[16], hl[16], fl[16];
+    size_t q0, qn;
+  };
+  size_t groups16 = K.dot_i8_16rows ? (nq + 15) / 16 : 0;
+  std::vector<Group16> gs16(groups16);
+  std::vector<int8_t> packed(groups16 * kDims * 16);
+  for (size_t g = 0; g < groups16; g++) {
+    Group16& G = gs16[g];
+    G.q0 = g * 16, G.qn = std::min<size_t>(16, nq - G.q0);
+    const int8_t* codes[16];
+    for (size_t j = 0; j < 16; j++) {
+      const Prepared& p = prep[G.q0 + std::min(j, G.qn - 1)];
+      codes[j] = p.code, G.qscale[j] = p.scale, G.hl[j] = p.half_l1;
+      G.fl[j] = j < G.qn ? queries[G.q0 + j].threshold - p.fixed : INFINITY;
+    }
+    pack_tiles(codes, kDims, packed.data() + g * kDims * 16);
+  }
   std::vector<std::atomic<size_t>> total(nq);
   std::vector<std::atomic<bool>> done(nq);
   for (size_t i = 0; i < nq; i++) total[i] = 0, done[i] = false;
@@ -138,6 +158,7 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
         size_t q0, qn, lo, hi;  // queries [q0, q0 + qn); rows of this block any of them reads
       };
       std::vector<Group> gs(groups);
+      std::vector<int32_t> dots16(groups16 * 256);
       for (size_t g = 0; g < groups; g++) {
         Group& G = gs[g];
         G.q0 = g * 4, G.qn = std::min<size_t>(4, nq - G.q0);
@@ -160,14 +181,32 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
       };
       for (size_t b = tb; b < te; b += kBlock) {
         size_t be = std::min(te, b + kBlock);
+        bool any = false;
         for (Group& G : gs) {
           G.lo = be, G.hi = b;
           for (size_t j = 0; j < G.qn; j++)
             if (!done[G.q0 + j].load(std::memory_order_relaxed)) G.lo = std::min(G.lo, std::max(b, lo[G.q0 + j])), G.hi = std::max(G.hi, std::min(be, hi[G.q0 + j]));
+          any |= G.lo < G.hi;
         }
+        size_t r = b;
+        // AMX: 16 rows at a time against every group of 16 (their 16 KB read once; the rows
+        // two blocks ahead are prefetched meanwhile).
+        if (groups16 && any)
+          for (; r + 16 <= be; r += 16) {
+            const int8_t* ahead = r + 48 <= te ? c.i8 + (r + 32) * kDims : nullptr;
+            K.dot_i8_16rows(c.i8 + r * kDims, packed.data(), kDims, groups16, dots16.data(), ahead);
+            for (size_t g = 0; g < groups16; g++) {
+              const Group16& G = gs16[g];
+              const int32_t* d = dots16.data() + g * 256;
+              for (size_t x = 0; x < 16; x++)
+                for (uint32_t m = K.row_mask16(d + x * 16, c.scale[r + x], G.qscale, G.hl, G.fl); m; m &= m - 1) {
+                  unsigned j = (unsigned)__builtin_ctz(m);
+                  take(r + x, G.q0 + j, d[x * 16 + j]);
+                }
+            }
+          }
         // Four rows at a time against every group: the rows stay in L1 while all the queries
         // (16 KB for 16) are scored against them, and memory is read as one steady stream.
-        size_t r = b;
         for (; r + 4 <= be; r += 4) {
           const int8_t* rows[4] = {c.i8 + r * kDims, c.i8 + (r + 1) * kDims, c.i8 + (r + 2) * kDims, c.i8 + (r + 3) * kDims};
           // With many queries a tile row takes long enough that the hardware's streamer falls
@@ -225,6 +264,7 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
           cs.clear();
         }
       }
+      if (groups16) K.tiles_release();
       std::lock_guard<std::mutex> lock(out_mu);
       for (size_t i = 0; i < nq; i++) out[i].hits.insert(out[i].hits.end(), hits[i].begin(), hits[i].end());
     });

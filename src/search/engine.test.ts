@@ -1549,8 +1549,9 @@ describe('ISA dispatch', () => {
     const auto = native.setIsa('auto');
     expect(() => native.setIsa('sse9' as never)).toThrow(/does not support/);
     const qs = queries.slice(0, 3);
-    // One native pass of 7 queries (two tiles of four, the second padded), each its own filter.
-    const batch = queries.slice(3, 10);
+    // One native pass of 21 queries, each its own filter: six tiles of four, or with AMX two
+    // groups of 16 (the last of each padded).
+    const batch = queries.slice(3, 24);
     const pass = new Float32Array(batch.length * DIMS);
     batch.forEach((q, i) => pass.set(q, i * DIMS));
     const specs = batch.map((q, i) => ({
@@ -1575,7 +1576,7 @@ describe('ISA dispatch', () => {
     const ref = await run();
     const tried: string[] = [];
     try {
-      for (const isa of ['generic', 'avx2', 'avx512', 'avx512vnni'] as const) {
+      for (const isa of ['generic', 'avx2', 'avx512', 'avx512vnni', 'amx'] as const) {
         try {
           native.setIsa(isa);
         } catch (e) {

@@ -18,7 +18,7 @@ import { SearchEngine } from './engine.js';
 import type { MonitorChunks, MonitorMatches } from './monitors.js';
 
 const TOL = 1e-4;
-const ISAS = ['generic', 'avx2', 'avx512', 'avx512vnni'] as const;
+const ISAS = ['generic', 'avx2', 'avx512', 'avx512vnni', 'amx'] as const;
 
 function unit(v: Float64Array): Float32Array {
   let s = 0;
