@@ -1061,7 +1061,7 @@ std::vector<Hit> Engine::topk_index(const float* q, size_t k, float min_score, c
 }
 
 std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, Plan* plan,
-                                       ProbeStats* ps) const {
+                                       ProbeStats* ps, bool* defer) const {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     check_open();
@@ -1078,6 +1078,7 @@ std::vector<Hit> Engine::topk_planned(const float* q, size_t k, float min_score,
     return hits;
   }
   *plan = far ? Plan::ScanFar : Plan::IndexThenScan;
+  if (defer) return *defer = true, std::vector<Hit>{};
   return topk(q, k, min_score, f);
 }
 
@@ -1087,15 +1088,34 @@ std::vector<Engine::TopkAnswer> Engine::topk_many(const std::vector<TopkRequest>
   // latency). Under load, queries come in batches or beside other work: each then takes one
   // thread, as splitting costs more CPU in all than it saves in wall time.
   size_t threads = requests.size() == 1 && pool_->busy() == 0 ? pool_->width() : 1;
+  // Full scans (asked for, or planned: far queries, an index short of k) wait until the rest
+  // are answered, then share one pass over the rows: each row read once for all of them.
+  std::vector<char> full(requests.size(), 0);
   pool_->run(requests.size(), [&](size_t i) {
     const TopkRequest& r = requests[i];
     TopkAnswer& a = out[i];
     TopkOptions o = r.options;
     o.threads = threads;
-    if (r.mode == Mode::Scan) a.hits = topk(r.q, r.k, r.min_score, r.filter);
+    bool defer = false;
+    if (r.mode == Mode::Scan) defer = true;
     else if (r.mode == Mode::Index) a.hits = topk_index(r.q, r.k, r.min_score, r.filter, o, &a.complete, &a.far, &a.probe);
-    else a.hits = topk_planned(r.q, r.k, r.min_score, r.filter, o, &a.plan, &a.probe);
+    else a.hits = topk_planned(r.q, r.k, r.min_score, r.filter, o, &a.plan, &a.probe, &defer);
+    full[i] = defer;
   });
+  std::vector<size_t> scans;
+  for (size_t i = 0; i < requests.size(); i++)
+    if (full[i]) scans.push_back(i);
+  if (scans.size() == 1) {
+    const TopkRequest& r = requests[scans[0]];
+    out[scans[0]].hits = topk(r.q, r.k, r.min_score, r.filter);
+  } else if (scans.size() > 1) {
+    std::vector<TopkQuery> qs;
+    for (size_t i : scans) qs.push_back({requests[i].q, requests[i].k, requests[i].min_score, &requests[i].filter});
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    check_open();
+    std::vector<std::vector<Hit>> hits = topk_scan_batch(views_locked(), qs, *pool_);
+    for (size_t j = 0; j < scans.size(); j++) out[scans[j]].hits = std::move(hits[j]);
+  }
   return out;
 }
 

@@ -93,9 +93,10 @@ class Engine {
   enum class Plan { Scan, ScanFar, Index, IndexThenScan };
   // Top-k planned here, on the calling (worker) thread: an exact scan when there is no index
   // yet, when the filter leaves few rows (estimated), or when the query is far from the data;
-  // the index otherwise, and the scan when the index cannot fill k rows.
+  // the index otherwise, and the scan when the index cannot fill k rows. With `defer`, a full
+  // scan is not run but asked for (*defer = true, no hits): topk_many runs those together.
   std::vector<Hit> topk_planned(const float* q, size_t k, float min_score, const Filter& f, const TopkOptions& o, Plan* plan,
-                                ProbeStats* ps) const;
+                                ProbeStats* ps, bool* defer = nullptr) const;
   // One top-k of a batch, and its answer.
   enum class Mode { Scan, Index, Auto };
   struct TopkRequest {
@@ -114,7 +115,8 @@ class Engine {
     ProbeStats probe;
   };
   // Several top-k queries at once, spread over the engine's threads: one hand-off from the
-  // caller for the lot, instead of a thread woken per query.
+  // caller for the lot, instead of a thread woken per query. Their full scans share one pass
+  // (topk_scan_batch).
   std::vector<TopkAnswer> topk_many(const std::vector<TopkRequest>& requests) const;
   uint64_t count(const Filter& f) const;
   uint64_t estimate(const Filter& f) const;

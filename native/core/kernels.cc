@@ -97,6 +97,16 @@ static uint32_t tile_mask_generic(const int32_t* dots, const float* row_scale, c
     }
   return m;
 }
+static uint32_t row_mask16_generic(const int32_t* dots, float row_scale, const float* q_scale, const float* half_l1, const float* floor) {
+  uint32_t m = 0;
+  for (int j = 0; j < 16; j++) {
+    float v = q_scale[j] * (float)dots[j];
+    v = v + half_l1[j];
+    v = row_scale * v;
+    if (v >= floor[j]) m |= 1u << j;
+  }
+  return m;
+}
 static void dot_i8_4x1_generic(const int8_t* const* v, const int8_t* q, int32_t qsum, size_t n, int32_t* out) {
   for (int r = 0; r < 4; r++) out[r] = dot_i8_generic(v[r], q, qsum, n);
 }
@@ -461,11 +471,11 @@ void pack_tiles(const int8_t* const* q, size_t n, int8_t* out) {
       for (size_t j = 0; j < 16; j++) std::memcpy(out + s * 1024 + k * 64 + j * 4, q[j] + s * 64 + k * 4, 4);
 }
 
-static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_i8_generic, dot_i8_4x4_generic, dot_i8_4x1_generic, tile_mask_generic, nullptr, nullptr, nullptr, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
-static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_i8_avx2, dot_i8_4x4_avx2, dot_i8_4x1_avx2, tile_mask_generic, nullptr, nullptr, nullptr, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kGeneric{"generic", dot_f16_f32_generic, dot_i8_generic, dot_i8_4x4_generic, dot_i8_4x1_generic, tile_mask_generic, nullptr, nullptr, row_mask16_generic, sum_bytes_generic, to_f16_generic, quantize_i8_generic};
+static const Kernels kAvx2{"avx2", dot_f16_f32_avx2, dot_i8_avx2, dot_i8_4x4_avx2, dot_i8_4x1_avx2, tile_mask_generic, nullptr, nullptr, row_mask16_generic, sum_bytes_avx2, to_f16_avx2, quantize_i8_avx2};
 // Conversion and quantisation run once per appended row: the AVX2 versions are enough there.
-static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_i8_avx512, dot_i8_4x4_avx512, dot_i8_4x1_avx512, tile_mask_avx512, nullptr, nullptr, nullptr, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
-static const Kernels kVnni{"avx512vnni", dot_f16_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, tile_mask_avx512, nullptr, nullptr, nullptr, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kAvx512{"avx512", dot_f16_f32_avx512, dot_i8_avx512, dot_i8_4x4_avx512, dot_i8_4x1_avx512, tile_mask_avx512, nullptr, nullptr, row_mask16_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
+static const Kernels kVnni{"avx512vnni", dot_f16_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, tile_mask_avx512, nullptr, nullptr, row_mask16_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
 // VNNI for single dots and a scan's last few rows, tiles for the many-queries pass.
 static const Kernels kAmx{"amx", dot_f16_f32_avx512, dot_i8_vnni, dot_i8_4x4_vnni, dot_i8_4x1_vnni, tile_mask_avx512, dot_i8_16rows_amx, tiles_release_amx, row_mask16_avx512, sum_bytes_avx512, to_f16_avx2, quantize_i8_avx2};
 

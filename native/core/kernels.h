@@ -31,7 +31,7 @@ struct Kernels {
   // state stays configured until tiles_release.
   void (*dot_i8_16rows)(const int8_t* rows, const int8_t* packed, size_t n, size_t groups, int32_t* out, const int8_t* ahead);
   void (*tiles_release)();
-  // The candidates of one row against 16 queries: bit j is set when
+  // The candidates of one row against 16 queries (every ISA): bit j is set when
   //   row_scale * (q_scale[j] * dots[j] + half_l1[j]) >= floor[j]
   // (tile_mask's test, with the same roundings in the same order).
   uint32_t (*row_mask16)(const int32_t* dots, float row_scale, const float* q_scale, const float* half_l1, const float* floor);

@@ -96,6 +96,62 @@ Hit score_revision(const Cols& c, size_t r, const float* q) {
   return best;
 }
 
+namespace {
+
+// A revision a scan kept: one of its rows, and the upper bound of its score.
+struct Kept {
+  const Cols* c;
+  size_t row;
+  float hi;
+};
+
+// The top k of the kept revisions, scored exactly (f16, every row of the revision) in order of
+// their upper bounds, `round` at a time (in parallel on `pool` if given), until the next bound
+// is below the k-th best score found: no revision after it can enter the top k. A query far
+// from the data has many revisions within its bounds of the k-th; most are never scored.
+std::vector<Hit> rescore_top(std::vector<Kept>& kept, const float* q, size_t k, float min_score, Pool* pool) {
+  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.hi > b.hi; });
+  std::vector<Hit> best;  // a min-heap by `better`: its front is the k-th
+  auto worse = [](const Hit& a, const Hit& b) { return better(a, b); };
+  size_t round = pool ? 64 * pool->width() : 16;
+  std::vector<Hit> hits;
+  std::vector<char> keep;
+  for (size_t at = 0; at < kept.size();) {
+    if (best.size() == k && kept[at].hi < best.front().score) break;
+    size_t end = std::min(kept.size(), at + round);
+    hits.assign(end - at, Hit{});
+    keep.assign(end - at, 0);
+    auto score = [&](size_t i) {
+      Hit h = score_revision(*kept[at + i].c, kept[at + i].row, q);
+      if (h.score >= min_score) hits[i] = h, keep[i] = 1;
+    };
+    if (pool) {
+      constexpr size_t kSlice = 64;
+      pool->run((end - at + kSlice - 1) / kSlice, [&](size_t s) {
+        for (size_t i = s * kSlice; i < std::min(end - at, (s + 1) * kSlice); i++) score(i);
+      });
+    } else {
+      for (size_t i = 0; i < end - at; i++) score(i);
+    }
+    for (size_t i = 0; i < end - at; i++) {
+      if (!keep[i]) continue;
+      if (best.size() < k) {
+        best.push_back(hits[i]);
+        std::push_heap(best.begin(), best.end(), worse);
+      } else if (better(hits[i], best.front())) {
+        std::pop_heap(best.begin(), best.end(), worse);
+        best.back() = hits[i];
+        std::push_heap(best.begin(), best.end(), worse);
+      }
+    }
+    at = end;
+  }
+  std::sort(best.begin(), best.end(), better);
+  return best;
+}
+
+}  // namespace
+
 std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries, Pool& pool) {
   const Kernels& K = kernels();
   size_t nq = queries.size();
@@ -282,11 +338,7 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
   // `lo` any task has seen is a lower bound on the true k-th score, and it only rises, so a
   // revision whose `hi` is below it (or below min_score) can never make the top k.
   std::atomic<float> shared_floor{min_score};
-  struct Group {
-    const Cols* c;
-    size_t row;  // one of the revision's rows
-    float hi;
-  };
+  using Group = Kept;
   struct Task {
     const Cols* c;
     size_t begin, end;
@@ -319,18 +371,22 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
         if (c.label[r] >= rows.min_label && row_allowed(c, r, f)) sel.push_back((uint32_t)r);
       alo.resize(sel.size()), ahi.resize(sel.size());
       size_t i = 0;
+      // A row whose coarse bound reaches the floor gets the refined one (its codes against the
+      // query's rounding, while the row is in cache): fewer revisions reach the f16 rescoring,
+      // which dominates a scan for a query far from the data, where many score alike.
+      float fl = floor();
+      auto bounds = [&](size_t i, int32_t dot) {
+        size_t r = sel[i];
+        float a = approx(c, r, p, dot), e = bound(c, r, p);
+        if (a + e >= fl) a = refined(c.scale[r], p, dot, K.dot_i8(c.i8 + r * kDims, p.code2, p.sum2, kDims)), e = refined_bound(c.scale[r], INFINITY, p);
+        alo[i] = a - e, ahi[i] = a + e;
+      };
       for (; i + 4 <= sel.size(); i += 4) {
         const int8_t* v[4] = {c.i8 + sel[i] * kDims, c.i8 + sel[i + 1] * kDims, c.i8 + sel[i + 2] * kDims, c.i8 + sel[i + 3] * kDims};
         K.dot_i8_4x1(v, p.code, p.sum, kDims, dots);
-        for (size_t x = 0; x < 4; x++) {
-          float a = approx(c, sel[i + x], p, dots[x]), e = bound(c, sel[i + x], p);
-          alo[i + x] = a - e, ahi[i + x] = a + e;
-        }
+        for (size_t x = 0; x < 4; x++) bounds(i + x, dots[x]);
       }
-      for (; i < sel.size(); i++) {
-        float a = approx(c, sel[i], p, K.dot_i8(c.i8 + sel[i] * kDims, p.code, p.sum, kDims)), e = bound(c, sel[i], p);
-        alo[i] = a - e, ahi[i] = a + e;
-      }
+      for (; i < sel.size(); i++) bounds(i, K.dot_i8(c.i8 + sel[i] * kDims, p.code, p.sum, kDims));
       for (size_t j = 0; j < sel.size();) {
         uint64_t ord = c.ord[sel[j]];
         size_t start = sel[j];
@@ -351,27 +407,157 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
       b = be;
     }
   });
+  // The revision's exact score is its best chunk over all its rows, whatever part of them this
+  // scan read.
   float fl = std::max(shared_floor.load(), min_score);
-  std::vector<Group> all;
+  std::vector<Kept> all;
   for (auto& g : kept)
     for (auto& x : g)
       if (x.hi >= fl) all.push_back(x);
-  std::vector<Hit> hits(all.size());
-  std::vector<char> keep(all.size(), 0);
-  constexpr size_t kSlice = 64;
-  pool.run((all.size() + kSlice - 1) / kSlice, [&](size_t s) {
-    for (size_t i = s * kSlice; i < std::min(all.size(), (s + 1) * kSlice); i++) {
-      // The revision's exact score is its best chunk over all its rows, whatever part of them
-      // this scan read.
-      Hit best = score_revision(*all[i].c, all[i].row, q);
-      if (best.score >= min_score) hits[i] = best, keep[i] = 1;
+  return rescore_top(all, q, k, min_score, &pool);
+}
+
+std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, const std::vector<TopkQuery>& queries, Pool& pool) {
+  const Kernels& K = kernels();
+  size_t nq = queries.size();
+  std::vector<std::vector<Hit>> out(nq);
+  if (nq == 0) return out;
+  std::vector<Prepared> prep(nq);
+  for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
+  // Queries in groups of 16 (the last padded with copies of a real query that never passes):
+  // each row's dots for a group are tested in one vector step (row_mask16).
+  size_t groups = (nq + 15) / 16, width = groups * 16;
+  std::vector<const int8_t*> qc(width);
+  std::vector<int32_t> qsum(width);
+  std::vector<float> qscale(width), hl(width);
+  for (size_t j = 0; j < width; j++) {
+    const Prepared& p = prep[std::min(j, nq - 1)];
+    qc[j] = p.code, qsum[j] = p.sum, qscale[j] = p.scale, hl[j] = p.half_l1;
+  }
+  std::vector<int8_t> packed(K.dot_i8_16rows ? groups * kDims * 16 : 0);
+  for (size_t g = 0; g < groups && K.dot_i8_16rows; g++) pack_tiles(qc.data() + g * 16, kDims, packed.data() + g * kDims * 16);
+  std::vector<std::atomic<float>> shared_floor(nq);
+  for (size_t i = 0; i < nq; i++) shared_floor[i] = queries[i].min_score;
+
+  // The rows any query may see, view by view, cut into tasks at revision edges.
+  struct Task {
+    const Cols* c;
+    size_t begin, end;
+  };
+  std::vector<Task> tasks;
+  for (const Cols& c : views) {
+    if (c.n == 0) continue;
+    size_t vlo = c.n, vhi = 0;
+    for (const TopkQuery& q : queries) {
+      size_t lo, hi;
+      time_range(c, q.filter->tmin, q.filter->tmax, &lo, &hi);
+      if (lo < hi && c.max_label >= q.filter->lmin) vlo = std::min(vlo, lo), vhi = std::max(vhi, hi);
     }
+    if (vlo < vhi)
+      for (auto [b, e] : split(c, vlo, vhi, pool.width() * 4)) tasks.push_back({&c, b, e});
+  }
+  using Group = Kept;
+  std::vector<std::vector<std::vector<Group>>> kept(tasks.size(), std::vector<std::vector<Group>>(nq));
+  pool.run(tasks.size(), [&](size_t t) {
+    const Cols& c = *tasks[t].c;
+    size_t tb = tasks[t].begin, te = tasks[t].end;
+    // Per query, as topk_scan: the k best lower bounds seen (their least is a floor on the true
+    // k-th score) and the revisions whose upper bound reached the floor; and the revision being
+    // read, whose rows are adjacent.
+    struct State {
+      std::priority_queue<float, std::vector<float>, std::greater<float>> heap;
+      size_t prune_at = 0;
+      bool open = false;
+      uint64_t ord = 0;
+      size_t start = 0;
+      float lo = 0, hi = 0;
+    };
+    std::vector<State> st(nq);
+    for (size_t i = 0; i < nq; i++) st[i].prune_at = 8 * queries[i].k + 1024;
+    auto floor = [&](size_t i) {
+      const State& s = st[i];
+      return std::max(s.heap.size() < queries[i].k ? -INFINITY : s.heap.top(), shared_floor[i].load(std::memory_order_relaxed));
+    };
+    auto close = [&](size_t i) {
+      State& s = st[i];
+      if (!s.open) return;
+      s.open = false;
+      if (s.hi < floor(i)) return;
+      auto& kept_i = kept[t][i];
+      kept_i.push_back({&c, s.start, s.hi});
+      s.heap.push(s.lo);
+      if (s.heap.size() > queries[i].k) s.heap.pop();
+      if (s.heap.size() == queries[i].k) raise(shared_floor[i], s.heap.top());
+      // Amortised pruning: only once the list has doubled since the last prune.
+      if (kept_i.size() > s.prune_at) {
+        float fl = floor(i);
+        kept_i.erase(std::remove_if(kept_i.begin(), kept_i.end(), [&](const Group& g) { return g.hi < fl; }), kept_i.end());
+        s.prune_at = std::max(s.prune_at, 2 * kept_i.size());
+      }
+    };
+    // A row allowed to query i, with the int8 estimate `dot`: its bounds join its revision's.
+    auto add = [&](size_t i, size_t r, int32_t dot) {
+      if (!row_allowed(c, r, *queries[i].filter)) return;
+      // As topk_scan: a row passing the coarse test gets the refined bound.
+      const Prepared& p = prep[i];
+      float a = refined(c.scale[r], p, dot, K.dot_i8(c.i8 + r * kDims, p.code2, p.sum2, kDims)), e = refined_bound(c.scale[r], INFINITY, p);
+      State& s = st[i];
+      if (s.open && s.ord != c.ord[r]) close(i);
+      if (!s.open) s.open = true, s.ord = c.ord[r], s.start = r, s.lo = a - e, s.hi = a + e;
+      else s.lo = std::max(s.lo, a - e), s.hi = std::max(s.hi, a + e);
+    };
+    std::vector<float> fl(width);
+    std::vector<int32_t> dots(groups * 256);  // [group][row of 16][query of 16]
+    int32_t tile[16];
+    for (size_t b = tb; b < te; b += kBlock) {
+      size_t be = std::min(te, b + kBlock);
+      // The quick test: upper bound (as range_batch's test) against each query's floor now,
+      // less a margin for its other rounding order, so it drops only rows the exact bounds in
+      // `add` would leave below the floor.
+      for (size_t j = 0; j < width; j++) fl[j] = j < nq ? floor(j) - prep[j].fixed - 1e-5f : INFINITY;
+      for (size_t r = b; r < be; r += 16) {
+        size_t n = std::min<size_t>(16, be - r);
+        if (n == 16 && K.dot_i8_16rows) {
+          const int8_t* ahead = r + 48 <= te ? c.i8 + (r + 32) * kDims : nullptr;
+          K.dot_i8_16rows(c.i8 + r * kDims, packed.data(), kDims, groups, dots.data(), ahead);
+        } else {
+          if (r + 48 <= te)
+            for (size_t o = 0; o < 16 * kDims; o += 64) __builtin_prefetch(c.i8 + (r + 32) * kDims + o);
+          size_t x = 0;
+          for (; x + 4 <= n; x += 4) {
+            const int8_t* rows[4] = {c.i8 + (r + x) * kDims, c.i8 + (r + x + 1) * kDims, c.i8 + (r + x + 2) * kDims, c.i8 + (r + x + 3) * kDims};
+            for (size_t j = 0; j < width; j += 4) {
+              K.dot_i8_4x4(rows, qc.data() + j, qsum.data() + j, kDims, tile);
+              for (size_t y = 0; y < 4; y++)
+                for (size_t z = 0; z < 4; z++) dots[(j / 16) * 256 + (x + y) * 16 + j % 16 + z] = tile[y * 4 + z];
+            }
+          }
+          for (; x < n; x++)
+            for (size_t j = 0; j < width; j++) dots[(j / 16) * 256 + x * 16 + j % 16] = K.dot_i8(c.i8 + (r + x) * kDims, qc[j], qsum[j], kDims);
+        }
+        for (size_t x = 0; x < n; x++)
+          for (size_t g = 0; g < groups; g++) {
+            const int32_t* d = dots.data() + g * 256 + x * 16;
+            for (uint32_t m = K.row_mask16(d, c.scale[r + x], qscale.data() + g * 16, hl.data() + g * 16, fl.data() + g * 16); m; m &= m - 1) {
+              unsigned j = (unsigned)__builtin_ctz(m);
+              add(g * 16 + j, r + x, d[j]);
+            }
+          }
+      }
+    }
+    for (size_t i = 0; i < nq; i++) close(i);
+    if (K.dot_i8_16rows) K.tiles_release();
   });
-  std::vector<Hit> out;
-  for (size_t i = 0; i < hits.size(); i++)
-    if (keep[i]) out.push_back(hits[i]);
-  std::sort(out.begin(), out.end(), better);
-  if (out.size() > k) out.resize(k);
+  // Each query's revisions whose upper bound reached its final floor, scored exactly: the
+  // queries side by side, each in order of its bounds.
+  pool.run(nq, [&](size_t i) {
+    float fl = std::max(shared_floor[i].load(), queries[i].min_score);
+    std::vector<Kept> all;
+    for (auto& per_task : kept)
+      for (auto& g : per_task[i])
+        if (g.hi >= fl) all.push_back(g);
+    out[i] = rescore_top(all, queries[i].q, queries[i].k, queries[i].min_score, nullptr);
+  });
   return out;
 }
 

@@ -117,6 +117,19 @@ struct RowSet {
 std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_t k, float min_score, const Filter& f, Pool& pool,
                            RowSet rows = {});
 
+// One query of a shared top-k pass.
+struct TopkQuery {
+  const float* q;  // kDims, unit length
+  size_t k;
+  float min_score;
+  const Filter* filter;
+};
+
+// Several exact top-k scans in one pass over the rows: each block is read once and scored
+// against every query as range_batch scores it, then each query keeps what topk_scan would.
+// Each answer is topk_scan's for the same query.
+std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, const std::vector<TopkQuery>& queries, Pool& pool);
+
 // The exact score of the revision holding row r of view c: the best of its chunks (adjacent rows).
 Hit score_revision(const Cols& c, size_t r, const float* q);
 

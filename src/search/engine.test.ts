@@ -568,6 +568,36 @@ describe('top-k by scan', () => {
     }
   });
 
+  it('full scans asked together share one pass (two groups of 16 queries), each equal to the oracle', async () => {
+    const filters: NativeFilter[] = [
+      {},
+      { firstOnly: true },
+      { tmin: timeAt(10), tmax: timeAt(30) },
+      { sources: Uint8Array.of(0, 0b10) },
+      { sources: Uint8Array.of(0b1001), firstOnly: true, tmin: timeAt(30) },
+      { tmin: timeAt(7), tmax: timeAt(7) },
+    ];
+    // 21 scans in one turn of the event loop: one native call, one pass; a far query planned
+    // by the index ('auto') joins them, and near ones answered from the index run beside.
+    const asks = queries.slice(0, 21).map((q, i) => {
+      const f = filters[i % filters.length];
+      const k = [1, 10, 50, 200][i % 4];
+      const min = i % 3 === 2 ? gapThreshold(corpus, q, 60) : -1;
+      return { q, f, k, min };
+    });
+    const rng = new Rng(950);
+    const farQ = unit(Array.from({ length: DIMS }, () => rng.gauss()));
+    const got = await Promise.all([
+      ...asks.map(({ q, f, k, min }) => engine.topk(q, k, min, f, 'scan')),
+      engine.topk(farQ, 10, -1, {}, 'auto', { scanMaxRows: 0 }),
+      engine.topk(queries[22], 10, -1, {}, 'auto', { scanMaxRows: 0 }),
+    ]);
+    asks.forEach(({ q, f, k, min }, i) => expectTopK(corpus, q, got[i], k, oracle(corpus, q, f, min), `scan ${i}, k ${k}, min ${min}, ${JSON.stringify(f)}`));
+    expect(got[21].plan).toBe('scan-far');
+    expectTopK(corpus, farQ, got[21], 10, oracle(corpus, farQ), 'far query, planned');
+    expect(got[22].plan).toBe('index');
+  });
+
   it('returns every allowed revision when k exceeds them, and nothing for k = 0', async () => {
     const q = queries[1];
     const lone = { sources: Uint8Array.of(0, 0, 0, 0, 1 << (LONE_SOURCE & 7)) };
@@ -1488,7 +1518,7 @@ describe('int8 margin', () => {
 });
 
 describe('index rescoring', () => {
-  it('returns exactly the scan top k when thousands of chunks score within a few hundredths', async () => {
+  it('returns exactly the scan top k when thousands of chunks score within a few hundredths; scans of a small k (alone, or sharing a pass) give the head of the full ranking', async () => {
     // One story: every chunk scores the query 0.71 ± 0.02, so the k-th best lies among hundreds
     // of near ties and a rescoring walk that stopped early, or judged a revision by one chunk,
     // would show here.
@@ -1516,6 +1546,19 @@ describe('index rescoring', () => {
         await e.seal();
         await e.saveIndex();
         expect(e.stats().indexSaved).toBe(n);
+      }
+      // Scans of a small k stop scoring once the next bound is below the k-th best; alone and
+      // sharing a pass, they give the head of the full ranking (k = every revision: no stop).
+      const full = await Promise.all(queries.map((q) => e.topk(q, revs, -1, {}, 'scan')));
+      for (const k of [10, 50, 200]) {
+        const alone: NativeHits[] = [];
+        for (const q of queries) alone.push(await e.topk(q, k, -1, {}, 'scan'));
+        const shared = await Promise.all(queries.map((q) => e.topk(q, k, -1, {}, 'scan')));
+        for (const [t, got] of [...alone.entries(), ...shared.map((h, t) => [t, h] as const)]) {
+          const what = `${state}, scan of query ${t}, k ${k}`;
+          expect(Array.from(got.ords), what).toEqual(Array.from(full[t].ords.slice(0, k)));
+          expect(Array.from(got.scores), what).toEqual(Array.from(full[t].scores.slice(0, k)));
+        }
       }
       for (const [t, q] of queries.entries()) {
         const exact = await e.topk(q, revs, -1, {}, 'scan');
@@ -1571,6 +1614,8 @@ describe('ISA dispatch', () => {
         out.topk.push(await engine.topk(q, 25, -1, {}, 'index', { probeMaxRows: 500 }));
       }
       out.range.push(...(await direct.range(pass, specs)));
+      // Full scans asked together: one shared pass (topk_scan_batch).
+      out.topk.push(...(await Promise.all(batch.map((q, i) => engine.topk(q, 5 + 3 * i, -1, specs[i].filter, 'scan')))));
       return out;
     };
     const ref = await run();
