@@ -1,6 +1,6 @@
 // Vector kernels with runtime ISA dispatch (generic / AVX2+F16C+FMA / AVX-512BW /
-// AVX-512 VNNI / AMX-INT8). Every ISA computes the same integer dots exactly, so a scan's candidates do not
-// depend on the CPU (tested).
+// AVX-512 VNNI / AMX-INT8). Every ISA computes the same integer dots exactly, so a scan's
+// candidates do not depend on the CPU (tested).
 // The build is portable -O3; each kernel is compiled per ISA with target attributes and the
 // best one the CPU supports is picked once, at first use.
 #pragma once
@@ -26,7 +26,7 @@ struct Kernels {
   // (the int8 estimate plus its bound reaching the query's threshold less its fixed error).
   uint32_t (*tile_mask)(const int32_t* dots, const float* row_scale, const float* q_scale, const float* half_l1, const float* floor);
   // AMX only (null elsewhere): out[(g * 16 + r) * 16 + j] = dot(row r, query 16 * g + j) for 16
-  // rows `n` bytes apart from `rows` and `groups` groups of 16 queries laid out by pack_tiles;
+  // rows `n` bytes apart (n % 128 == 0) from `rows` and `groups` groups of 16 queries laid out by pack_tiles;
   // the 16 rows at `ahead` (if not null) are prefetched meanwhile. The calling thread's tile
   // state stays configured until tiles_release.
   void (*dot_i8_16rows)(const int8_t* rows, const int8_t* packed, size_t n, size_t groups, int32_t* out, const int8_t* ahead);

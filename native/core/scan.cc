@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <queue>
+#include <stdexcept>
 
 #include "kernels.h"
 #include "pool.h"
@@ -110,6 +111,7 @@ struct Kept {
 // is below the k-th best score found: no revision after it can enter the top k. A query far
 // from the data has many revisions within its bounds of the k-th; most are never scored.
 std::vector<Hit> rescore_top(std::vector<Kept>& kept, const float* q, size_t k, float min_score, Pool* pool) {
+  if (k == 0) return {};
   std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.hi > b.hi; });
   std::vector<Hit> best;  // a min-heap by `better`: its front is the k-th
   auto worse = [](const Hit& a, const Hit& b) { return better(a, b); };
@@ -422,6 +424,8 @@ std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, co
   size_t nq = queries.size();
   std::vector<std::vector<Hit>> out(nq);
   if (nq == 0) return out;
+  for (const TopkQuery& q : queries)
+    if (q.k == 0) throw std::invalid_argument("topk_scan_batch: k must be at least 1");
   std::vector<Prepared> prep(nq);
   for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
   // Queries in groups of 16 (the last padded with copies of a real query that never passes):

@@ -591,7 +591,9 @@ describe('top-k by scan', () => {
       ...asks.map(({ q, f, k, min }) => engine.topk(q, k, min, f, 'scan')),
       engine.topk(farQ, 10, -1, {}, 'auto', { scanMaxRows: 0 }),
       engine.topk(queries[22], 10, -1, {}, 'auto', { scanMaxRows: 0 }),
+      engine.topk(queries[23], 0, -1, {}, 'scan'),
     ]);
+    expect(got[23].ords.length, 'k = 0 beside them').toBe(0);
     asks.forEach(({ q, f, k, min }, i) => expectTopK(corpus, q, got[i], k, oracle(corpus, q, f, min), `scan ${i}, k ${k}, min ${min}, ${JSON.stringify(f)}`));
     expect(got[21].plan).toBe('scan-far');
     expectTopK(corpus, farQ, got[21], 10, oracle(corpus, farQ), 'far query, planned');
