@@ -530,14 +530,16 @@ std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, co
           size_t x = 0;
           for (; x + 4 <= n; x += 4) {
             const int8_t* rows[4] = {c.i8 + (r + x) * kDims, c.i8 + (r + x + 1) * kDims, c.i8 + (r + x + 2) * kDims, c.i8 + (r + x + 3) * kDims};
-            for (size_t j = 0; j < width; j += 4) {
+            // Without tiles, only the real queries' columns (in fours): a padding column's dots
+            // stay 0 and its floor is +inf.
+            for (size_t j = 0; j < nq; j += 4) {
               K.dot_i8_4x4(rows, qc.data() + j, qsum.data() + j, kDims, tile);
               for (size_t y = 0; y < 4; y++)
                 for (size_t z = 0; z < 4; z++) dots[(j / 16) * 256 + (x + y) * 16 + j % 16 + z] = tile[y * 4 + z];
             }
           }
           for (; x < n; x++)
-            for (size_t j = 0; j < width; j++) dots[(j / 16) * 256 + x * 16 + j % 16] = K.dot_i8(c.i8 + (r + x) * kDims, qc[j], qsum[j], kDims);
+            for (size_t j = 0; j < nq; j++) dots[(j / 16) * 256 + x * 16 + j % 16] = K.dot_i8(c.i8 + (r + x) * kDims, qc[j], qsum[j], kDims);
         }
         for (size_t x = 0; x < n; x++)
           for (size_t g = 0; g < groups; g++) {
