@@ -1104,7 +1104,7 @@ std::vector<Engine::TopkAnswer> Engine::topk_many(const std::vector<TopkRequest>
   });
   std::vector<size_t> scans;
   for (size_t i = 0; i < requests.size(); i++)
-    if (full[i] && requests[i].k > 0) scans.push_back(i);
+    if (full[i]) scans.push_back(i);
   if (scans.size() == 1) {
     const TopkRequest& r = requests[scans[0]];
     out[scans[0]].hits = topk(r.q, r.k, r.min_score, r.filter);

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <mutex>
 #include <queue>
-#include <stdexcept>
 
 #include "kernels.h"
 #include "pool.h"
@@ -152,6 +151,69 @@ std::vector<Hit> rescore_top(std::vector<Kept>& kept, const float* q, size_t k, 
   return best;
 }
 
+// A pass's queries in groups of 16 (the last padded with copies of the last query; a padding
+// query's floor is +inf, so it never passes), as 16 rows at a time are scored and tested
+// against them: dots laid out [group][row of 16][query of 16], one vector test a row and group.
+struct Groups16 {
+  size_t nq, groups;
+  std::vector<const int8_t*> code;
+  std::vector<int32_t> sum;
+  std::vector<float> scale, half_l1;
+  std::vector<int8_t> packed;  // AMX's right-hand tiles (pack_tiles), where the CPU has AMX
+
+  Groups16(const std::vector<Prepared>& prep, const Kernels& K)
+      : nq(prep.size()), groups((prep.size() + 15) / 16), code(groups * 16), sum(groups * 16), scale(groups * 16), half_l1(groups * 16) {
+    for (size_t j = 0; j < groups * 16; j++) {
+      const Prepared& p = prep[std::min(j, nq - 1)];
+      code[j] = p.code, sum[j] = p.sum, scale[j] = p.scale, half_l1[j] = p.half_l1;
+    }
+    if (K.dot_i8_16rows) {
+      packed.resize(groups * kDims * 16);
+      for (size_t g = 0; g < groups; g++) pack_tiles(code.data() + g * 16, kDims, packed.data() + g * kDims * 16);
+    }
+  }
+
+  // Dots of rows [r, r + n) of c (n <= 16) against every query: one tile call for 16 rows
+  // with AMX (the rows two chunks ahead prefetched meanwhile, within [.., te)); otherwise 4x4
+  // tiles and single dots over the real queries' columns only (the padding's are never read
+  // as candidates).
+  void dots(const Kernels& K, const Cols& c, size_t r, size_t n, size_t te, int32_t* out) const {
+    if (n == 16 && K.dot_i8_16rows) {
+      const int8_t* ahead = r + 48 <= te ? c.i8 + (r + 32) * kDims : nullptr;
+      K.dot_i8_16rows(c.i8 + r * kDims, packed.data(), kDims, groups, out, ahead);
+      return;
+    }
+    if (r + 48 <= te)
+      for (size_t o = 0; o < 16 * kDims; o += 64) __builtin_prefetch(c.i8 + (r + 32) * kDims + o);
+    int32_t tile[16];
+    size_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+      const int8_t* rows[4] = {c.i8 + (r + x) * kDims, c.i8 + (r + x + 1) * kDims, c.i8 + (r + x + 2) * kDims, c.i8 + (r + x + 3) * kDims};
+      for (size_t j = 0; j < nq; j += 4) {
+        K.dot_i8_4x4(rows, code.data() + j, sum.data() + j, kDims, tile);
+        for (size_t y = 0; y < 4; y++)
+          for (size_t z = 0; z < 4; z++) out[(j / 16) * 256 + (x + y) * 16 + j % 16 + z] = tile[y * 4 + z];
+      }
+    }
+    for (; x < n; x++)
+      for (size_t j = 0; j < nq; j++) out[(j / 16) * 256 + x * 16 + j % 16] = K.dot_i8(c.i8 + (r + x) * kDims, code[j], sum[j], kDims);
+  }
+
+  // fn(query, row, dot) for each of rows [r, r + n) whose bound reaches its query's `floor`
+  // (row_mask16's test; floor: groups * 16 entries).
+  template <class Fn>
+  void candidates(const Kernels& K, const Cols& c, size_t r, size_t n, const int32_t* dots, const float* floor, Fn&& fn) const {
+    for (size_t x = 0; x < n; x++)
+      for (size_t g = 0; g < groups; g++) {
+        const int32_t* d = dots + g * 256 + x * 16;
+        for (uint32_t m = K.row_mask16(d, c.scale[r + x], scale.data() + g * 16, half_l1.data() + g * 16, floor + g * 16); m; m &= m - 1) {
+          unsigned j = (unsigned)__builtin_ctz(m);
+          fn(g * 16 + j, r + x, d[j]);
+        }
+      }
+  }
+};
+
 }  // namespace
 
 std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::vector<RangeQuery>& queries, Pool& pool) {
@@ -164,26 +226,12 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
   size_t groups = (nq + 3) / 4;
   std::vector<Prepared> prep(nq);
   for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
-  // With AMX, queries in groups of 16 (a tile's columns; the last padded likewise), each
-  // group's codes laid out once as the tiles' right-hand operands.
-  struct Group16 {
-    alignas(64) float qscale[16], hl[16], fl[16];
-    size_t q0, qn;
-  };
-  size_t groups16 = K.dot_i8_16rows ? (nq + 15) / 16 : 0;
-  std::vector<Group16> gs16(groups16);
-  std::vector<int8_t> packed(groups16 * kDims * 16);
-  for (size_t g = 0; g < groups16; g++) {
-    Group16& G = gs16[g];
-    G.q0 = g * 16, G.qn = std::min<size_t>(16, nq - G.q0);
-    const int8_t* codes[16];
-    for (size_t j = 0; j < 16; j++) {
-      const Prepared& p = prep[G.q0 + std::min(j, G.qn - 1)];
-      codes[j] = p.code, G.qscale[j] = p.scale, G.hl[j] = p.half_l1;
-      G.fl[j] = j < G.qn ? queries[G.q0 + j].threshold - p.fixed : INFINITY;
-    }
-    pack_tiles(codes, kDims, packed.data() + g * kDims * 16);
-  }
+  // With AMX, the queries in groups of 16 (a tile's columns), each tested against its
+  // threshold less its fixed error, as the 4 x 4 tiles below are.
+  const bool tiles = K.dot_i8_16rows != nullptr;
+  Groups16 g16(prep, K);
+  std::vector<float> fl16(g16.groups * 16, INFINITY);
+  for (size_t i = 0; i < nq; i++) fl16[i] = queries[i].threshold - prep[i].fixed;
   std::vector<std::atomic<size_t>> total(nq);
   std::vector<std::atomic<bool>> done(nq);
   for (size_t i = 0; i < nq; i++) total[i] = 0, done[i] = false;
@@ -216,7 +264,7 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
         size_t q0, qn, lo, hi;  // queries [q0, q0 + qn); rows of this block any of them reads
       };
       std::vector<Group> gs(groups);
-      std::vector<int32_t> dots16(groups16 * 256);
+      std::vector<int32_t> dots16(g16.groups * 256);
       for (size_t g = 0; g < groups; g++) {
         Group& G = gs[g];
         G.q0 = g * 4, G.qn = std::min<size_t>(4, nq - G.q0);
@@ -249,19 +297,10 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
         size_t r = b;
         // AMX: 16 rows at a time against every group of 16 (their 16 KB read once; the rows
         // two blocks ahead are prefetched meanwhile).
-        if (groups16 && any)
+        if (tiles && any)
           for (; r + 16 <= be; r += 16) {
-            const int8_t* ahead = r + 48 <= te ? c.i8 + (r + 32) * kDims : nullptr;
-            K.dot_i8_16rows(c.i8 + r * kDims, packed.data(), kDims, groups16, dots16.data(), ahead);
-            for (size_t g = 0; g < groups16; g++) {
-              const Group16& G = gs16[g];
-              const int32_t* d = dots16.data() + g * 256;
-              for (size_t x = 0; x < 16; x++)
-                for (uint32_t m = K.row_mask16(d + x * 16, c.scale[r + x], G.qscale, G.hl, G.fl); m; m &= m - 1) {
-                  unsigned j = (unsigned)__builtin_ctz(m);
-                  take(r + x, G.q0 + j, d[x * 16 + j]);
-                }
-            }
+            g16.dots(K, c, r, 16, te, dots16.data());
+            g16.candidates(K, c, r, 16, dots16.data(), fl16.data(), [&](size_t i, size_t row, int32_t dot) { take(row, i, dot); });
           }
         // Four rows at a time against every group: the rows stay in L1 while all the queries
         // (16 KB for 16) are scored against them, and memory is read as one steady stream.
@@ -322,7 +361,7 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
           cs.clear();
         }
       }
-      if (groups16) K.tiles_release();
+      if (tiles) K.tiles_release();
       std::lock_guard<std::mutex> lock(out_mu);
       for (size_t i = 0; i < nq; i++) out[i].hits.insert(out[i].hits.end(), hits[i].begin(), hits[i].end());
     });
@@ -424,22 +463,9 @@ std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, co
   size_t nq = queries.size();
   std::vector<std::vector<Hit>> out(nq);
   if (nq == 0) return out;
-  for (const TopkQuery& q : queries)
-    if (q.k == 0) throw std::invalid_argument("topk_scan_batch: k must be at least 1");
   std::vector<Prepared> prep(nq);
   for (size_t i = 0; i < nq; i++) prepare(queries[i].q, &prep[i]);
-  // Queries in groups of 16 (the last padded with copies of a real query that never passes):
-  // each row's dots for a group are tested in one vector step (row_mask16).
-  size_t groups = (nq + 15) / 16, width = groups * 16;
-  std::vector<const int8_t*> qc(width);
-  std::vector<int32_t> qsum(width);
-  std::vector<float> qscale(width), hl(width);
-  for (size_t j = 0; j < width; j++) {
-    const Prepared& p = prep[std::min(j, nq - 1)];
-    qc[j] = p.code, qsum[j] = p.sum, qscale[j] = p.scale, hl[j] = p.half_l1;
-  }
-  std::vector<int8_t> packed(K.dot_i8_16rows ? groups * kDims * 16 : 0);
-  for (size_t g = 0; g < groups && K.dot_i8_16rows; g++) pack_tiles(qc.data() + g * 16, kDims, packed.data() + g * kDims * 16);
+  Groups16 g16(prep, K);
   std::vector<std::atomic<float>> shared_floor(nq);
   for (size_t i = 0; i < nq; i++) shared_floor[i] = queries[i].min_score;
 
@@ -510,45 +536,18 @@ std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, co
       if (!s.open) s.open = true, s.ord = c.ord[r], s.start = r, s.lo = a - e, s.hi = a + e;
       else s.lo = std::max(s.lo, a - e), s.hi = std::max(s.hi, a + e);
     };
-    std::vector<float> fl(width);
-    std::vector<int32_t> dots(groups * 256);  // [group][row of 16][query of 16]
-    int32_t tile[16];
+    std::vector<float> fl(g16.groups * 16, INFINITY);
+    std::vector<int32_t> dots(g16.groups * 256);
     for (size_t b = tb; b < te; b += kBlock) {
       size_t be = std::min(te, b + kBlock);
       // The quick test: upper bound (as range_batch's test) against each query's floor now,
       // less a margin for its other rounding order, so it drops only rows the exact bounds in
-      // `add` would leave below the floor.
-      for (size_t j = 0; j < width; j++) fl[j] = j < nq ? floor(j) - prep[j].fixed - 1e-5f : INFINITY;
+      // `add` would leave below the floor. A query asking for no rows (k = 0) never passes.
+      for (size_t i = 0; i < nq; i++) fl[i] = queries[i].k ? floor(i) - prep[i].fixed - 1e-5f : INFINITY;
       for (size_t r = b; r < be; r += 16) {
         size_t n = std::min<size_t>(16, be - r);
-        if (n == 16 && K.dot_i8_16rows) {
-          const int8_t* ahead = r + 48 <= te ? c.i8 + (r + 32) * kDims : nullptr;
-          K.dot_i8_16rows(c.i8 + r * kDims, packed.data(), kDims, groups, dots.data(), ahead);
-        } else {
-          if (r + 48 <= te)
-            for (size_t o = 0; o < 16 * kDims; o += 64) __builtin_prefetch(c.i8 + (r + 32) * kDims + o);
-          size_t x = 0;
-          for (; x + 4 <= n; x += 4) {
-            const int8_t* rows[4] = {c.i8 + (r + x) * kDims, c.i8 + (r + x + 1) * kDims, c.i8 + (r + x + 2) * kDims, c.i8 + (r + x + 3) * kDims};
-            // Without tiles, only the real queries' columns (in fours): a padding column's dots
-            // stay 0 and its floor is +inf.
-            for (size_t j = 0; j < nq; j += 4) {
-              K.dot_i8_4x4(rows, qc.data() + j, qsum.data() + j, kDims, tile);
-              for (size_t y = 0; y < 4; y++)
-                for (size_t z = 0; z < 4; z++) dots[(j / 16) * 256 + (x + y) * 16 + j % 16 + z] = tile[y * 4 + z];
-            }
-          }
-          for (; x < n; x++)
-            for (size_t j = 0; j < nq; j++) dots[(j / 16) * 256 + x * 16 + j % 16] = K.dot_i8(c.i8 + (r + x) * kDims, qc[j], qsum[j], kDims);
-        }
-        for (size_t x = 0; x < n; x++)
-          for (size_t g = 0; g < groups; g++) {
-            const int32_t* d = dots.data() + g * 256 + x * 16;
-            for (uint32_t m = K.row_mask16(d, c.scale[r + x], qscale.data() + g * 16, hl.data() + g * 16, fl.data() + g * 16); m; m &= m - 1) {
-              unsigned j = (unsigned)__builtin_ctz(m);
-              add(g * 16 + j, r + x, d[j]);
-            }
-          }
+        g16.dots(K, c, r, n, te, dots.data());
+        g16.candidates(K, c, r, n, dots.data(), fl.data(), add);
       }
     }
     for (size_t i = 0; i < nq; i++) close(i);

@@ -127,7 +127,7 @@ struct TopkQuery {
 
 // Several exact top-k scans in one pass over the rows: each block is read once and scored
 // against every query as range_batch scores it, then each query keeps what topk_scan would.
-// Each answer is topk_scan's for the same query. Every k must be at least 1.
+// Each answer is topk_scan's for the same query.
 std::vector<std::vector<Hit>> topk_scan_batch(const std::vector<Cols>& views, const std::vector<TopkQuery>& queries, Pool& pool);
 
 // The exact score of the revision holding row r of view c: the best of its chunks (adjacent rows).
