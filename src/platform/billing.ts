@@ -3,7 +3,7 @@
  * one class the service, the CLI and metering call. It composes:
  *
  *   journal.ts         the tables in LMDB, and the per-account view folded from the journal
- *   journal-writer.ts  the journal's writer: group commit, conditional appends, catch-up
+ *   journal-writer.ts  the journal's writer: group commit, conditional appends, a locked commit after a lost race
  *   held-state.ts      what this process holds per account: working states, subscriptions, tail index
  *   spending.ts        the rules, pure: what a grant, a purchase, a call, a refund or an expiry records
  *   statements.ts      the balance, ledger and summary an account is shown

@@ -181,6 +181,19 @@ export class HeldState {
     }
   }
 
+  /**
+   * Forgets every working state, subscription and tail position (a commit failed: they may
+   * count a record that never landed): each is read again from LMDB when next needed.
+   */
+  dropStates(): void {
+    this.#tailTo = this.#view.folded();
+    for (const h of this.#held.values()) {
+      h.state = null;
+      h.subs = {};
+      h.tail = null;
+    }
+  }
+
   /** Drops the tail index's positions the view has folded (they are read from the view now). */
   pruneTail(folded: number): void {
     for (const h of this.#held.values()) {

@@ -10,26 +10,26 @@
  * few pages, where keying each charge under its account dirtied pages of its own
  * (bench/metering.ts).
  *
- * Concurrency (optimistic). The head says which record is the newest: its value is that
- * record's position, its version a random token drawn for it. Every append is conditional on
- * the token its writer last saw (`ifVersion`), so a record lands only right after the one its
- * writer computed it from, and a batch computed on top of one that failed never lands. A
- * process that loses that race (another process appended: the CLI, a second server) reads
- * the accounts it had changes in flight for again from LMDB, applies the records it missed to
- * the others it holds in memory, and computes its changes again. A change outside the request
- * path (the CLI) is one synchronous transaction that appends at the head (`exclusive`).
+ * Concurrency. The head says which record is the newest: its value is that record's position,
+ * its version a random token drawn for it. A batch is first appended conditionally on the
+ * token its writer last saw (`ifVersion`, checked by lmdb's writer thread, with no call back
+ * into this one), so it lands only right after the record it was computed on. When another
+ * process appended first (the CLI, a second server), that batch and every one in flight
+ * behind it fail; their changes, and those made meanwhile, are then computed again and written
+ * in one lmdb transaction callback, which runs on this thread while lmdb holds the store's
+ * write lock: it applies what the others wrote, reads the accounts with changes in flight again
+ * from LMDB, computes their changes again on them, in order, and appends, with nothing able to
+ * land in between. So every change lands within two commits. (Retrying the conditional append
+ * instead starves: a script granting credits in a loop holds the lock most of the time, and
+ * the server's charges lost twenty races in a row and failed with 503.) A change outside the
+ * request path (the CLI) is one synchronous transaction that appends at the head (`exclusive`).
  */
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import type { Held, HeldState } from './held-state.js';
+import type { Held, HeldState, Working } from './held-state.js';
 import { HEAD, headOf, lastRecord, type BillingTables } from './journal.js';
 import type { AccountState, JournalEntry, LedgerEntry } from './ledger.js';
 
-/**
- * A request-path change computed again this often before 503: each time another process has
- * appended meanwhile, so a busy CLI script can take a few.
- */
-const ATTEMPTS = 20;
 /**
  * Batches in flight at once: the next one commits while the one before waits for its fsync.
  * Safe because each is conditional on the head the one before sets.
@@ -52,20 +52,52 @@ export interface WriterOptions {
   landed: (entries: number) => void;
 }
 
-/** Changes committed together: one journal record, one promise the calls in it wait on. */
-class Batch {
-  readonly entries: JournalEntry[] = [];
-  /** The account of each change in it. */
-  readonly held: Held[] = [];
-  readonly done: Promise<boolean>;
-  settle!: (ok: boolean) => void;
-  fail!: (e: unknown) => void;
+/** Computes a change from an account's state: records its entries in `out`, or throws an AppError to refuse it. */
+type Decide<T> = (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T;
 
-  constructor(readonly generation: number) {
-    this.done = new Promise<boolean>((resolve, reject) => {
+/** One request-path change in flight: what computes it, and what it came to last. */
+interface Change {
+  readonly h: Held;
+  readonly decide: Decide<unknown>;
+  /** Times computed so far. */
+  attempts: number;
+  result: unknown;
+  /** Its entries as last computed. */
+  entries: LedgerEntry[];
+  /** Refused when computed again (`decide` threw `refusal`): it stays refused. */
+  refused: boolean;
+  refusal: unknown;
+  resolve: (result: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Changes committed together: one journal record, settled when its commit does. */
+class Batch {
+  readonly done: Promise<void>;
+  settle!: () => void;
+
+  constructor(readonly changes: Change[] = []) {
+    this.done = new Promise<void>((resolve) => {
       this.settle = resolve;
-      this.fail = reject;
     });
+  }
+
+  /** Its changes' entries, in order: the record it appends. */
+  entries(): JournalEntry[] {
+    const out: JournalEntry[] = [];
+    for (const c of this.changes) for (const e of c.entries) out.push(e as JournalEntry);
+    return out;
+  }
+
+  /** Its changes settled: each resolves with its result, or rejects with its refusal (or `error`: the commit failed). */
+  finish(error?: unknown): void {
+    for (const c of this.changes) {
+      c.h.pending--;
+      if (error !== undefined) c.reject(error);
+      else if (c.refused) c.reject(c.refusal);
+      else c.resolve(c.result);
+    }
+    this.settle();
   }
 }
 
@@ -79,11 +111,17 @@ export class JournalWriter {
   #token = 0;
   #tipPos = 0;
   #tipToken = 0;
-  /** Moves on every conflict: a change computed before it is computed again. */
-  #generation = 0;
   /** Batches committing (oldest first), and the one gathering the changes made meanwhile. */
   readonly #committing: Batch[] = [];
   #gathering: Batch | null = null;
+  /**
+   * A batch did not land: the next commits under the write lock (`#commitLocked`), once every
+   * batch in flight has settled. `#redo`: the changes of the batches that did not land, in order.
+   */
+  #lock = false;
+  readonly #redo: Change[] = [];
+  /** A commit failed: the working states may count entries that never landed, so every one is read again. */
+  #broken = false;
 
   /** Opens on the head of `t` (made at the newest record if the store has none yet). */
   constructor(t: BillingTables, held: HeldState, clock: () => number, options: WriterOptions) {
@@ -103,45 +141,42 @@ export class JournalWriter {
    * The request path: computes a change from the account's state in memory (`decide` records
    * its entries, or throws an AppError to refuse the call with nothing recorded), appends the
    * entries to the journal and resolves once they are committed. When another process appended
-   * meanwhile, the change is computed again on what it wrote.
+   * first, the change is computed again on what it wrote, under the write lock, and resolves
+   * with what that returned (or rejects with its refusal).
    */
-  async change<T>(h: Held, decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T): Promise<T> {
+  change<T>(h: Held, decide: Decide<T>): Promise<T> {
     this.#held.serving = true;
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const generation = this.#generation;
-      // Serving: the working state is the held record's.
-      const w = this.#held.workingOf(h);
+    const entries: LedgerEntry[] = [];
+    let w: Working | undefined;
+    let result: T;
+    try {
+      w = this.#held.workingOf(h);
       if (!w) throw new AppError('not_found', `no account ${h.id}`);
-      const out: LedgerEntry[] = [];
-      const result = decide(w.state, this.#clock(), out, attempt);
-      if (out.length === 0) return result;
-      // `decide` read a subscription, which can catch up: then `w` may have been rolled back.
-      if (generation !== this.#generation) continue;
-      w.pending++;
-      try {
-        if (await this.#enqueue(h, out)) return result;
-      } finally {
-        w.pending--;
-      }
+      result = decide(w.state, this.#clock(), entries, 0);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    throw new AppError('product_unavailable', 'credits could not be reached: the ledger kept changing under this call');
+    if (entries.length === 0) return Promise.resolve(result);
+    w.pending++;
+    return new Promise<T>((resolve, reject) => {
+      const b = (this.#gathering ??= new Batch());
+      b.changes.push({ h, decide, attempts: 1, result, entries, refused: false, refusal: undefined, resolve: resolve as (r: unknown) => void, reject });
+      // A new batch with room in flight commits at the end of this turn of the event loop, with
+      // whatever else the turn charges; otherwise it gathers until a commit in flight settles.
+      if (b.changes.length === 1 && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
+    });
   }
 
   /**
    * `change`, with its decision handed back at once: `decided` is what `decide` returned for
    * the change now committing (undefined when it refused, by throwing), and `landed` resolves
-   * with the result once it is committed. What lands is what counts: after a conflict the
-   * change is computed again, and may come out otherwise or be refused.
+   * with the result once it is committed. What lands is what counts: when another process
+   * appended first, the change is computed again, and may come out otherwise or be refused.
    */
-  changeEarly<T>(
-    h: Held,
-    decide: (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T,
-  ): { decided: T | undefined; landed: Promise<T> } {
+  changeEarly<T>(h: Held, decide: Decide<T>): { decided: T | undefined; landed: Promise<T> } {
     let decided: T | undefined;
     let early = true;
     const landed = this.change(h, (state, now, out, attempt) => {
-      // A throw leaves nothing decided; only the attempts made before `change` first waits count.
-      if (early) decided = undefined;
       const r = decide(state, now, out, attempt);
       if (early) decided = r;
       return r;
@@ -169,71 +204,128 @@ export class JournalWriter {
 
   /** Notices a change made elsewhere (the head is not the newest record this process knows). */
   fresh(): void {
-    // With changes in flight, the conflict they meet applies what others wrote, in order.
-    if (this.#committing.length > 0 || this.#gathering) return;
-    if (headOf(this.#t).token !== this.#token) this.#catchUp();
+    // With changes in flight, the commit that settles them catches up, under the write lock.
+    if (this.#committing.length > 0 || this.#gathering || this.#redo.length > 0) return;
+    if (this.#broken || headOf(this.#t).token !== this.#token) this.#catchUp();
   }
 
   /** What a close waits for: the oldest batch committing, or the one gathering; null when none. */
-  inFlight(): Promise<boolean> | null {
+  inFlight(): Promise<void> | null {
     return (this.#committing[0] ?? this.#gathering)?.done ?? null;
-  }
-
-  /** Adds a change's entries to the batch being gathered; resolves with whether its commit landed. */
-  #enqueue(h: Held, entries: LedgerEntry[]): Promise<boolean> {
-    const b = (this.#gathering ??= new Batch(this.#generation));
-    for (const e of entries) b.entries.push(e as JournalEntry);
-    b.held.push(h);
-    // A new batch with room in flight commits at the end of this turn of the event loop, with
-    // whatever else the turn charges; otherwise it gathers until a commit in flight lands.
-    if (b.entries.length === entries.length && this.#committing.length < BATCHES_IN_FLIGHT) setImmediate(() => this.#flush());
-    return b.done;
   }
 
   /**
    * Group commit: at most BATCHES_IN_FLIGHT batches committing, and the changes made meanwhile
    * are the next batch, one journal record conditional on the token of the record before it.
-   * Many calls share one commit and one fsync instead of queueing one each.
+   * Many calls share one commit and one fsync instead of queueing one each. After a batch
+   * that did not land, the next commit is the locked one, alone.
    */
   #flush(): void {
+    if (this.#lock) {
+      if (this.#committing.length === 0) this.#commitLocked();
+      return;
+    }
     const b = this.#gathering;
     if (!b || this.#committing.length >= BATCHES_IN_FLIGHT) return;
     this.#gathering = null;
-    // Computed on states rolled back since (a conflict): computed again.
-    if (b.generation !== this.#generation) return b.settle(false);
     const after = this.#tipToken;
     const pos = (this.#tipPos += 1);
     const token = (this.#tipToken = newToken());
+    const entries = b.entries();
     this.#committing.push(b);
     const t0 = performance.now();
-    const next = () => {
-      this.#committing.splice(this.#committing.indexOf(b), 1);
-      this.#flush();
+    const missed = (e?: unknown) => {
+      // Its changes (and those of the batches behind it, which expect its token and fail too)
+      // are computed again under the lock, in order; a commit that failed outright may have
+      // left anything in memory, so every state is read again.
+      if (e !== undefined) {
+        this.#options.log?.error({ err: e }, 'billing: a journal commit failed; computing its changes again');
+        this.#broken = true;
+      }
+      for (const c of b.changes) this.#redo.push(c);
+      this.#lock = true;
+      this.#settled(b, t0, []);
     };
     this.#t.heads
       .ifVersion(HEAD, after, () => {
-        this.#t.journal.put(pos, b.entries);
+        this.#t.journal.put(pos, entries);
         this.#t.heads.put(HEAD, pos, token);
       })
+      .then((ok) => {
+        if (!ok) return missed();
+        this.#held.landed(
+          pos,
+          this.#pos,
+          b.changes.map((c) => c.h),
+        );
+        this.#pos = pos;
+        this.#token = token;
+        b.finish();
+        this.#options.landed(entries.length);
+        this.#settled(b, t0, entries);
+      }, missed);
+  }
+
+  /**
+   * The commit after a batch that did not land: the changes still to land (those of the
+   * batches that did not, then those made meanwhile) in one lmdb transaction callback, which
+   * catches up and computes them again under the store's write lock (`#write`), so it cannot
+   * miss. Runs alone: no conditional batch is in flight before or beside it.
+   */
+  #commitLocked(): void {
+    const b = new Batch(this.#redo.splice(0));
+    if (this.#gathering) b.changes.push(...this.#gathering.changes);
+    this.#gathering = null;
+    if (b.changes.length === 0) {
+      this.#lock = false;
+      return;
+    }
+    this.#committing.push(b);
+    const t0 = performance.now();
+    this.#t.store.root
+      .transaction(() => this.#write(b))
       .then(
-        (ok) => {
-          if (ok) this.#landed(pos, token, b);
-          else this.#conflict(b);
-          b.settle(ok);
-          this.#tell(t0, ok ? b.entries : []);
-          next();
+        (entries) => {
+          this.#lock = false;
+          b.finish();
+          if (entries.length > 0) this.#options.landed(entries.length);
+          this.#settled(b, t0, entries);
         },
         (e: unknown) => {
-          // The commit failed: nothing of it is in LMDB.
-          this.#conflict(b);
-          b.fail(e);
-          this.#tell(t0, []);
-          next();
+          // Under the lock it cannot lose a race: the commit itself failed (a full disk). Its
+          // calls fail; every state is read again before the next change is written.
+          this.#broken = true;
+          b.finish(e);
+          this.#settled(b, t0, []);
         },
       );
   }
 
-  #tell(t0: number, landed: readonly JournalEntry[]): void {
+  /** Inside the locked commit's callback: catches up, computes its changes again, appends them. */
+  #write(b: Batch): JournalEntry[] {
+    this.#catchUp();
+    const now = this.#clock();
+    this.#recompute(b, now);
+    // Changes made since this batch was formed were computed on states just read again.
+    if (this.#gathering) this.#recompute(this.#gathering, now);
+    const entries = b.entries();
+    if (entries.length === 0) return entries;
+    const pos = this.#pos + 1;
+    const token = newToken();
+    this.#t.journal.put(pos, entries);
+    this.#t.heads.put(HEAD, pos, token);
+    this.#held.landed(
+      pos,
+      this.#pos,
+      b.changes.filter((c) => !c.refused).map((c) => c.h),
+    );
+    this.#pos = this.#tipPos = pos;
+    this.#token = this.#tipToken = token;
+    return entries;
+  }
+
+  #settled(b: Batch, t0: number, landed: readonly JournalEntry[]): void {
+    this.#committing.splice(this.#committing.indexOf(b), 1);
     const seconds = (performance.now() - t0) / 1000;
     for (const f of this.#options.listeners) {
       try {
@@ -243,43 +335,47 @@ export class JournalWriter {
         this.#options.log?.error({ err: e }, 'billing: a commit listener failed');
       }
     }
-  }
-
-  /** A record this process appended is committed: its entries are in the working states already. */
-  #landed(pos: number, token: number, b: Batch): void {
-    this.#held.landed(pos, this.#pos, b.held);
-    this.#pos = pos;
-    this.#token = token;
-    this.#options.landed(b.entries.length);
+    this.#flush();
   }
 
   /**
-   * A batch did not land: another process appended first (or the commit failed). Everything
-   * computed on top of it is dropped (the batches behind it in flight cannot land either: they
-   * expect its token) and the working states catch up with LMDB.
-   */
-  #conflict(b: Batch): void {
-    if (b.generation !== this.#generation) return;
-    this.#generation++;
-    if (this.#gathering?.generation === b.generation) {
-      this.#gathering.settle(false);
-      this.#gathering = null;
-    }
-    this.#catchUp();
-  }
-
-  /**
-   * Brings the working states up to the head after a conflict (or a change made elsewhere): an
-   * account with changes in flight is read again from LMDB, which holds every record that
-   * landed and none that did not; the others get the records other processes appended.
+   * Brings the working states up to the head: the records other processes appended are applied
+   * to the accounts without changes in flight; an account with changes in flight is read again
+   * from LMDB, which holds every record that landed and none that did not (its changes are then
+   * computed again). After a failed commit, every state is read again.
    */
   #catchUp(): void {
     const head = headOf(this.#t);
-    if (head.token !== this.#token && head.pos > this.#pos) {
-      for (const { key: pos, value } of this.#t.journal.getRange({ start: this.#pos + 1, end: head.pos + 1 })) this.#held.apply(pos, value, this.#pos);
+    if (this.#broken) {
+      this.#held.dropStates();
+      this.#broken = false;
+    } else if (head.pos > this.#pos) {
+      let applied = this.#pos;
+      for (const { key: pos, value } of this.#t.journal.getRange({ start: applied + 1, end: head.pos + 1 })) {
+        this.#held.apply(pos, value, applied);
+        applied = pos;
+      }
     }
     this.#pos = this.#tipPos = head.pos;
     this.#token = this.#tipToken = head.token;
     this.#held.rereadInFlight();
+  }
+
+  /** Computes a batch's changes again, on the states read again (a refusal stays refused). */
+  #recompute(b: Batch, now: number): void {
+    for (const c of b.changes) {
+      if (c.refused) continue;
+      const w = this.#held.workingOf(c.h);
+      const out: LedgerEntry[] = [];
+      try {
+        if (!w) throw new AppError('not_found', `no account ${c.h.id}`);
+        c.result = c.decide(w.state, now, out, c.attempts++);
+      } catch (e) {
+        c.refused = true;
+        c.refusal = e;
+        out.length = 0;
+      }
+      c.entries = out;
+    }
   }
 }

@@ -138,7 +138,7 @@ describe('the view (DATA_DIR/ledger) is derived from the journal', () => {
 });
 
 /** Starts the billing child on `dir`; resolves once it has opened the store. */
-function child(dir: string, op: 'charge' | 'grant', account: string, count: number, tag: string) {
+function child(dir: string, op: 'charge' | 'grant' | 'grant-busy', account: string, count: number, tag: string) {
   const p = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/billing-child.ts', dir, op, account, String(count), tag], {
     cwd: ROOT,
     env: childEnv(),
@@ -230,6 +230,46 @@ describe('across processes', () => {
     await billing.close();
     await store.close();
   });
+
+  it('another process appending back to back (a script granting in a loop) refuses no charge: each is computed again under the write lock and lands', async () => {
+    const clock = { now: Date.now() };
+    const { dir, store, billing } = open('busy-script', clock);
+    const id = billing.createAccount('busy').id;
+    billing.subscribe(id, 'sources', 'mega');
+    billing.buy(id, 100_000);
+    const other = child(dir, 'grant-busy', id, 150, 'cli');
+    await other.ready;
+    other.go();
+    // Charges while the script runs (it holds the write lock most of the time), a few started
+    // every turn of the event loop whatever is in flight, so some are always made while a
+    // commit computes the ones before them again: every one is served, none refused for
+    // contention (503 product_unavailable), none counted twice.
+    let running = true;
+    void other.done.finally(() => (running = false));
+    const calls: Promise<string>[] = [];
+    while ((running || calls.length < 200) && calls.length < 60_000) {
+      for (let k = 0; k < 3; k++) {
+        calls.push(
+          billing.charge(id, 'sources', ctx(calls.length)).then(
+            () => 'ok',
+            (e: unknown) => (e instanceof AppError ? e.code : String(e)),
+          ),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const results = await Promise.all(calls);
+    expect(await other.done).toMatchObject({ ok: 150, errors: [] });
+    expect(results.filter((r) => r !== 'ok')).toEqual([]);
+    const entries = billing.entries(id);
+    expect(entries.filter((e) => e.kind === 'grant' && e.credits === 1)).toHaveLength(150);
+    const debits = entries.filter((e) => e.kind === 'debit');
+    expect(debits).toHaveLength(results.length);
+    expect(new Set(debits.map((e) => e.requestId)).size).toBe(results.length);
+    expectAddsUp(entries, 250 + 100_000 + 150 - results.length);
+    await billing.close();
+    await store.close();
+  }, 60_000);
 
   it('two processes charging one wallet never spend a credit twice', async () => {
     const clock = { now: Date.now() };

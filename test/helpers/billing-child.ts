@@ -1,10 +1,11 @@
 /**
  * Another process on the same store, for the tests of billing across processes: opens
  * DATA_DIR/lmdb with its own Billing and, on "go" from its parent, either charges an account
- * `count` times (`count` in flight, request ids `<tag>-<i>`) or grants it 1 credit `count` times,
- * then prints a JSON summary on its last line and exits.
+ * `count` times (`count` in flight, request ids `<tag>-<i>`) or grants it 1 credit `count` times
+ * (`grant`: a millisecond apart; `grant-busy`: back to back, as a script in a loop does, holding
+ * the write lock most of the time), then prints a JSON summary on its last line and exits.
  *
- *   node --import tsx test/helpers/billing-child.ts <dir> <charge|grant> <account> <count> <tag>
+ *   node --import tsx test/helpers/billing-child.ts <dir> <charge|grant|grant-busy> <account> <count> <tag>
  */
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
@@ -37,8 +38,8 @@ if (op === 'charge') {
   for (let i = 0; i < count; i++) {
     billing.grant(account, 1);
     ok++;
-    // Let the parent's charges interleave with these changes.
-    await new Promise((r) => setTimeout(r, 1));
+    // Let the parent's charges interleave with these changes (`grant-busy`: only just).
+    await new Promise((r) => (op === 'grant' ? setTimeout(r, 1) : setImmediate(r)));
   }
 }
 await billing.close();
