@@ -326,11 +326,11 @@ std::vector<RangeResult> range_batch(const std::vector<Cols>& views, const std::
         // (16 KB for 16) are scored against them, and memory is read as one steady stream.
         for (; r + 4 <= be; r += 4) {
           const int8_t* rows[4] = {c.i8 + r * kDims, c.i8 + (r + 1) * kDims, c.i8 + (r + 2) * kDims, c.i8 + (r + 3) * kDims};
-          // With many queries a tile row takes long enough that the hardware's streamer falls
-          // behind: ask for the rows two tile rows ahead, a share before each group's tile (a
-          // burst of 64 prefetches stalled on the line-fill buffers: 16 queries at 1M, 42-60 ->
-          // 37-54 ms a pass on a 2-core AMD EPYC guest).
-          Ahead ahead(groups > 1 && r + 12 <= te ? c.i8 + (r + 8) * kDims : nullptr, 4, groups);
+          // The hardware's streamer alone falls behind: ask for the rows two tile rows ahead, a
+          // share before each group's tile (a burst of 64 prefetches stalled on the line-fill
+          // buffers). On a 2-core AMD EPYC (Zen 5) guest at 1M: one query a pass 29-36 -> 20-23
+          // ms, 16 queries 42-44 -> 37-39 ms.
+          Ahead ahead(r + 12 <= te ? c.i8 + (r + 8) * kDims : nullptr, 4, groups);
           for (const Group& G : gs) {
             ahead.next();
             if (r + 4 <= G.lo || r >= G.hi) continue;
@@ -446,6 +446,9 @@ std::vector<Hit> topk_scan(const std::vector<Cols>& views, const float* q, size_
       };
       for (; i + 4 <= sel.size(); i += 4) {
         const int8_t* v[4] = {c.i8 + sel[i] * kDims, c.i8 + sel[i + 1] * kDims, c.i8 + sel[i + 2] * kDims, c.i8 + sel[i + 3] * kDims};
+        // The rows two tile rows ahead, as range_batch asks for them (the streamer alone falls behind).
+        if (i + 12 <= sel.size())
+          for (size_t x = 8; x < 12; x++) Ahead(c.i8 + sel[i + x] * kDims, 1, 1).next();
         K.dot_i8_4x1(v, p.code, p.sum, kDims, dots);
         for (size_t x = 0; x < 4; x++) bounds(i + x, dots[x]);
       }
