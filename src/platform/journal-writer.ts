@@ -244,6 +244,8 @@ export class JournalWriter {
       }
       for (const c of b.changes) this.#redo.push(c);
       this.#lock = true;
+      // The batch is done with (a close waiting on it goes on to the locked one).
+      b.settle();
       this.#settled(b, t0, []);
     };
     this.#t.heads

@@ -271,6 +271,30 @@ describe('across processes', () => {
     await store.close();
   }, 60_000);
 
+  it('a close while charges are recomputed under the lock waits for them: each lands once, none is left hanging', async () => {
+    const clock = { now: Date.now() };
+    const { dir, store, billing } = open('close-busy', clock);
+    const id = billing.createAccount('closing').id;
+    billing.subscribe(id, 'sources', 'mega');
+    const other = child(dir, 'grant-busy', id, 100, 'cli');
+    await other.ready;
+    other.go();
+    // Once the script's first grant is in, a batch sent now is computed on a head it has moved.
+    while (billing.entries(id).every((e) => e.kind !== 'grant' || e.credits !== 1)) await new Promise((r) => setTimeout(r, 1));
+    const calls = Array.from({ length: 40 }, (_, i) => billing.charge(id, 'sources', ctx(i)).then(() => 'ok'));
+    await billing.close();
+    expect(await Promise.all(calls)).toEqual(Array(40).fill('ok'));
+    expect(await other.done).toMatchObject({ ok: 100, errors: [] });
+    await store.close();
+    // Read back from a new store: what the close left on disk.
+    const again = open('close-busy', clock);
+    const entries = again.billing.entries(id);
+    expect(entries.filter((e) => e.kind === 'debit')).toHaveLength(40);
+    expectAddsUp(entries, 250 + 100 - 40);
+    await again.billing.close();
+    await again.store.close();
+  }, 60_000);
+
   it('two processes charging one wallet never spend a credit twice', async () => {
     const clock = { now: Date.now() };
     const { dir, store, billing } = open('two-writers', clock);
