@@ -19,7 +19,7 @@
  * in one lmdb transaction callback, which runs on this thread while lmdb holds the store's
  * write lock: it applies what the others wrote, reads the accounts with changes in flight again
  * from LMDB, computes their changes again on them, in order, and appends, with nothing able to
- * land in between. So every change lands within two commits. (Retrying the conditional append
+ * land in between: that commit cannot miss, so no change is ever refused for contention. (Retrying the conditional append
  * instead starves: a script granting credits in a loop holds the lock most of the time, and
  * the server's charges lost twenty races in a row and failed with 503.) A change outside the
  * request path (the CLI) is one synchronous transaction that appends at the head (`exclusive`).
