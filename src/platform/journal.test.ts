@@ -159,15 +159,25 @@ function child(dir: string, op: 'charge' | 'grant' | 'grant-busy', account: stri
   return { ready, go: () => p.stdin.end('go\n'), done };
 }
 
+/**
+ * A new store with one account on the `sources` mega plan (and `buy` credits bought), and a
+ * child process running `op` on that account, started.
+ */
+async function racing(name: string, op: 'charge' | 'grant' | 'grant-busy', count: number, tag: string, buy = 0) {
+  const clock = { now: Date.now() };
+  const { dir, store, billing } = open(name, clock);
+  const id = billing.createAccount(name).id;
+  billing.subscribe(id, 'sources', 'mega');
+  if (buy > 0) billing.buy(id, buy);
+  const other = child(dir, op, id, count, tag);
+  await other.ready;
+  other.go();
+  return { clock, store, billing, id, other };
+}
+
 describe('across processes', () => {
   it('credits granted by another process while this one charges: every call charged once, none lost, the ledger adds up', async () => {
-    const clock = { now: Date.now() };
-    const { dir, store, billing } = open('grants', clock);
-    const id = billing.createAccount('racer').id;
-    billing.subscribe(id, 'sources', 'mega');
-    const other = child(dir, 'grant', id, 40, 'cli');
-    await other.ready;
-    other.go();
+    const { store, billing, id, other } = await racing('grants', 'grant', 40, 'cli');
     // 250 free + 40 granted elsewhere; 400 calls: 290 served whatever the interleaving.
     let served = 0;
     let refused = 0;
@@ -232,14 +242,7 @@ describe('across processes', () => {
   });
 
   it('another process appending back to back (a script granting in a loop) refuses no charge: each is computed again under the write lock and lands', async () => {
-    const clock = { now: Date.now() };
-    const { dir, store, billing } = open('busy-script', clock);
-    const id = billing.createAccount('busy').id;
-    billing.subscribe(id, 'sources', 'mega');
-    billing.buy(id, 100_000);
-    const other = child(dir, 'grant-busy', id, 150, 'cli');
-    await other.ready;
-    other.go();
+    const { store, billing, id, other } = await racing('busy-script', 'grant-busy', 150, 'cli', 100_000);
     // Charges while the script runs (it holds the write lock most of the time), a few started
     // every turn of the event loop whatever is in flight, so some are always made while a
     // commit computes the ones before them again: every one is served, none refused for
@@ -272,13 +275,7 @@ describe('across processes', () => {
   }, 60_000);
 
   it('a close while charges are recomputed under the lock waits for them: each lands once, none is left hanging', async () => {
-    const clock = { now: Date.now() };
-    const { dir, store, billing } = open('close-busy', clock);
-    const id = billing.createAccount('closing').id;
-    billing.subscribe(id, 'sources', 'mega');
-    const other = child(dir, 'grant-busy', id, 100, 'cli');
-    await other.ready;
-    other.go();
+    const { clock, store, billing, id, other } = await racing('close-busy', 'grant-busy', 100, 'cli');
     // Once the script's first grant is in, a batch sent now is computed on a head it has moved.
     while (billing.entries(id).every((e) => e.kind !== 'grant' || e.credits !== 1)) await new Promise((r) => setTimeout(r, 1));
     const calls = Array.from({ length: 40 }, (_, i) => billing.charge(id, 'sources', ctx(i)).then(() => 'ok'));
@@ -296,14 +293,7 @@ describe('across processes', () => {
   }, 60_000);
 
   it('two processes charging one wallet never spend a credit twice', async () => {
-    const clock = { now: Date.now() };
-    const { dir, store, billing } = open('two-writers', clock);
-    const id = billing.createAccount('shared').id;
-    billing.subscribe(id, 'sources', 'mega');
-    billing.buy(id, 50); // 300 credits in all
-    const other = child(dir, 'charge', id, 250, 'child');
-    await other.ready;
-    other.go();
+    const { store, billing, id, other } = await racing('two-writers', 'charge', 250, 'child', 50); // 300 credits in all
     const mine = await Promise.all(
       Array.from({ length: 250 }, (_, i) =>
         billing.charge(id, 'sources', { requestId: `parent-${i}`, keyId: 'parent' }).then(
