@@ -66,6 +66,23 @@ const proxyList: Parser<string[]> = (raw, name) => {
   }
   return list;
 };
+/** NATS URLs, comma-separated; empty: cluster mode off. */
+const natsUrls: Parser<string[]> = (raw, name) => {
+  if (raw.trim() === '') return [];
+  const list = raw.split(',').map((x) => x.trim());
+  for (const url of list) {
+    const u = URL.canParse(url) ? new URL(url) : null;
+    // The value may hold a password: the message never repeats it.
+    if (!u || !/^(nats|tls):$/.test(u.protocol) || u.hostname === '')
+      throw new ConfigError(`${name}: nats:// (or tls://) URLs with a host, comma-separated (nats://10.0.0.1:4222,nats://10.0.0.2:4222)`);
+  }
+  return list;
+};
+const nodeId: Parser<string | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${name}: letters, digits, - and _ only, 1 to 64 of them, got ${JSON.stringify(raw)}`);
+  return raw;
+};
 /** smtp:// or smtps://, with a host. */
 const smtpUrl: Parser<string | undefined> = (raw, name) => {
   if (raw === '') return undefined;
@@ -596,6 +613,18 @@ export const settings = {
     parse: productList,
     doc: 'Comma-separated products this service does not offer (e.g. `web_search,contacts`); their calls answer 503 `product_unavailable`.',
   },
+  clusterNatsUrls: {
+    env: 'CLUSTER_NATS_URLS',
+    default: [] as string[],
+    parse: natsUrls,
+    doc: 'Comma-separated NATS server URLs (`nats://10.0.0.1:4222,nats://10.0.0.2:4222`): set, this node runs in cluster mode on their JetStream (README "Cluster mode"); unset, on the embedded store alone.',
+  },
+  clusterNodeId: {
+    env: 'CLUSTER_NODE_ID',
+    default: undefined,
+    parse: nodeId,
+    doc: "This node's name in the cluster, unique and kept across restarts (letters, digits, `-`, `_`; up to 64); required in cluster mode.",
+  },
   ...inflightSettings,
 } satisfies Record<string, Setting<unknown>>;
 
@@ -625,6 +654,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.smtpUrl !== undefined && config.smtpFrom === undefined) throw new ConfigError('SMTP_URL needs SMTP_FROM, the address its mails come from');
   if (config.jobBoardLayout !== 'indeed' && config.jobBoardUrl === settings.jobBoardUrl.default) {
     throw new ConfigError(`JOB_BOARD_LAYOUT=${config.jobBoardLayout} needs JOB_BOARD_URL set to that board's search page (the default is Indeed's)`);
+  }
+  if (config.clusterNatsUrls.length > 0 && config.clusterNodeId === undefined) {
+    throw new ConfigError('CLUSTER_NATS_URLS needs CLUSTER_NODE_ID, a name unique to this node');
   }
   return config;
 }

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
-import { Embedder, embedRevisions, type ChunkSettings } from './embed/index.js';
+import { Cluster } from './cluster/index.js';
+import { Embedder, embedRevisions, textOf, type ChunkSettings } from './embed/index.js';
 import { liveScrapers, ParsePool, type LiveScrapers } from './live/index.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
@@ -20,7 +21,7 @@ import { checkWebhookUrl, MonitorFeed, Monitors, MonitorStore, WebhookDeliverer,
 import { HttpClient, liveScraping, politePolling, webhookDelivery } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
 import { Maintenance, SearchEngine, VectorSearch, type TopkOptions } from './search/index.js';
-import { Catalog, Store } from './store/index.js';
+import { Catalog, Store, type RevisionInput, type RevisionWriter } from './store/index.js';
 
 /** Revisions and chunks a catch-up slice reads in (each ~10 ms on the event loop, on this 2-core box). */
 const CATCH_UP_REVISIONS = 1000;
@@ -40,6 +41,8 @@ export interface Service extends MatchDeps {
   sessions: SessionStore;
   emails: AccountEmails;
   idempotency: IdempotencyStore;
+  /** Cluster mode's connection (CLUSTER_NATS_URLS), null on the embedded store alone. */
+  cluster: Cluster | null;
   /** bge-m3 on ONNX Runtime; null when text mode is off (no BGE_M3_MODEL_DIR). */
   embedder: Embedder | null;
   chunking: ChunkSettings;
@@ -88,6 +91,15 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     if (done === total || done % 100_000 === 0) log.info(`rendering stored articles as JSON for responses: ${done} of ${total} revisions`);
   });
   if (rendered > 0) log.info(`rendered ${rendered} stored articles as JSON`);
+  let cluster: Cluster | null = null;
+  if (config.clusterNatsUrls.length > 0) {
+    try {
+      cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
   const catalog = new Catalog();
   const catalogFile = path.join(config.dataDir, 'catalog.bin');
   // A saved catalog makes a start cost milliseconds instead of a decode of every revision.
@@ -97,6 +109,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   try {
     engine = openEngine(path.join(config.dataDir, 'engine'), store, config, log);
   } catch (e) {
+    await cluster?.close();
     await store.close();
     throw e;
   }
@@ -109,12 +122,15 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   try {
     embedder = await openEmbedder(config, log);
   } catch (e) {
+    await cluster?.close();
     await maintenance.close();
     engine.close();
     await store.close();
     throw e;
   }
   const chunking = chunkSettings(config);
+  // Cluster mode: revisions go to the revision log with their vectors (embedded here when a line has none), and come back through the applier.
+  const write: RevisionWriter | undefined = cluster ? async (inputs) => cluster.write(await embedMissing(inputs, embedder, chunking)) : undefined;
   // Searches on reader threads, indexing on a writer thread: the event loop does neither.
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
@@ -198,6 +214,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // What close() closes after matching and delivery have stopped, in order. close() also saves
   // the catalog for a fast next start; a start that failed need not.
   const closeParts = async (saveCatalog: boolean) => {
+    await cluster?.close();
     await webhookClient.close();
     await live.close();
     await parsers.close();
@@ -234,6 +251,14 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // Matching runs after every write this process makes, and on a timer for writes from elsewhere.
   const pumpMonitors = () => void monitors.pump().catch((e) => log.error({ err: e }, 'matching monitors failed'));
   let background: NodeJS.Timeout | null = null;
+  // Cluster mode: one secret for every node, so a cursor pages on whichever node the next request reaches.
+  let secret: Buffer;
+  try {
+    secret = cluster ? await cluster.cursorSecret() : cursorSecret(config.dataDir);
+  } catch (e) {
+    await closeParts(false);
+    throw e;
+  }
 
   return {
     config,
@@ -244,6 +269,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     maintenance,
     search,
     keys: new KeyStore(store),
+    cluster,
     billing,
     metering,
     sessions: new SessionStore(store, clock),
@@ -276,9 +302,10 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
           news.catchUpSoon();
         },
         (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok)),
+        write,
       ),
     pollListeners,
-    cursors: new CursorCodec(cursorSecret(config.dataDir)),
+    cursors: new CursorCodec(secret),
     pages: new PageCache(config.pageCacheEntries),
     sync,
     catchUp,
@@ -293,12 +320,21 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
         if (!closed) void catchUp().then(pumpMonitors, (e) => log.error({ err: e }, 'catching up failed'));
       }, config.monitorPumpMs);
       background.unref();
+      // Cluster mode: the store follows the revision log; each applied batch is searched and matched like an import's.
+      cluster
+        ?.startApplying(store, () => {
+          void catchUp().then(pumpMonitors, (e) => log.error({ err: e }, 'catching up with the revision log failed'));
+          news.catchUpSoon();
+        })
+        .catch((e) => log.error({ err: e }, 'cluster: starting to apply the revision log failed'));
     },
     async importFile(file, hooks = {}) {
       // Matched behind the import, not beside it (MONITOR_YIELD_MS): `monitors.pump()` resolves once caught up.
       const release = monitors.hold();
       try {
-        const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks });
+        const summary = await importFile(store, file, { embed: importEmbedHook(config, store, embedder), write, ...hooks });
+        // Cluster mode: answered once this node's store holds what the import appended (when this node applies the log).
+        await cluster?.applied();
         sync();
         news.catchUp();
         await maintenance.flush(hooks.onIndexProgress);
@@ -358,6 +394,7 @@ export function createPoller(
   log: Logger,
   onWritten?: () => void,
   onPolled?: (outlet: string, ok: boolean) => void,
+  write?: RevisionWriter,
 ): Poller {
   return new Poller({
     store,
@@ -379,7 +416,20 @@ export function createPoller(
     onWritten,
     parseThreads: config.ingestParseThreads,
     onPolled,
+    write,
   });
+}
+
+/** Inputs with their chunks, embedding those that have none (when text mode is on; else left for the writer to refuse). */
+async function embedMissing(inputs: RevisionInput[], embedder: Embedder | null, chunking: ChunkSettings): Promise<RevisionInput[]> {
+  const missing = inputs.filter((i) => i.chunks.length === 0);
+  if (!embedder || missing.length === 0) return inputs;
+  const chunks = await embedder.embedDocs(
+    missing.map((i) => ({ title: i.title, text: textOf(i.body, i.text) })),
+    chunking,
+  );
+  const byInput = new Map(missing.map((input, j) => [input, chunks[j]]));
+  return inputs.map((i) => (byInput.has(i) ? { ...i, chunks: byInput.get(i)! } : i));
 }
 
 export const chunkSettings = (config: Config): ChunkSettings => ({ minTokens: config.chunkMinTokens, maxTokens: config.chunkMaxTokens });

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { RevisionInput, Store } from '../store/index.js';
+import type { RevisionInput, RevisionWriter, Store } from '../store/index.js';
 import { parseImportLine } from './import-line.js';
 
 export interface ImportSummary {
@@ -28,6 +28,8 @@ export interface ImportHooks {
    * committed; absent when text mode is off, and they wait for `newsmatch embed`.
    */
   embed?: (ords: number[]) => Promise<void>;
+  /** Where the revisions go (cluster mode: the revision log); the store's `writeRevisions` when absent. */
+  write?: RevisionWriter;
 }
 
 const BATCH_LINES = 256;
@@ -52,7 +54,8 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
   const flush = async () => {
     if (batch.length === 0) return;
     const parsed = batch.filter((b) => b.input !== undefined);
-    const outcomes = store.writeRevisions(parsed.map((b) => b.input!));
+    const inputs = parsed.map((b) => b.input!);
+    const outcomes = hooks.write ? await hooks.write(inputs) : store.writeRevisions(inputs);
     const unembedded: number[] = [];
     let next = 0;
     for (const { line, input, reason } of batch) {
@@ -68,7 +71,7 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
       urls.add(input.url);
       if (o.status === 'new') {
         summary.newRevisions++;
-        if (input.chunks.length === 0) unembedded.push(o.ord);
+        if (input.chunks.length === 0 && o.ord !== null) unembedded.push(o.ord);
       } else summary.unchanged++;
     }
     batch = [];

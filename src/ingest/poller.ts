@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { textOf } from '../embed/index.js';
 import { FetchError, type HttpClient } from '../net/index.js';
-import { contentHash, type RevisionChunk, type RevisionInput, type Store } from '../store/index.js';
+import { contentHash, type RevisionChunk, type RevisionInput, type RevisionWriter, type Store } from '../store/index.js';
 import type { FeedItem } from './feed.js';
 import type { OutletRecord, Outlets, Validators } from './outlets.js';
 import { IngestParsePool } from './parse-pool.js';
@@ -28,6 +28,8 @@ export interface PollerOptions {
   revisitHours: number;
   /** Chunks and embeds new revisions (text mode on); absent: they are stored without vectors. */
   embed?: (docs: { title: string; text: string }[]) => Promise<RevisionChunk[][]>;
+  /** Where new revisions go (cluster mode: the revision log); the store's `writeRevisions` when absent. */
+  write?: RevisionWriter;
   /** Called after revisions are committed (the service catches its index up). */
   onWritten?: () => void;
   /** Worker threads feeds are parsed and pages extracted on (INGEST_PARSE_THREADS, started on first use); 0 or absent: on the event loop. */
@@ -184,7 +186,7 @@ export class Poller {
     if (pending.length > 0) {
       const chunks = this.o.embed ? await this.o.embed(pending.map((p) => ({ title: p.input.title, text: textOf(p.input.body, p.input.text) }))) : null;
       const inputs = pending.map((p, i) => ({ ...p.input, chunks: chunks?.[i] ?? [] }));
-      const outcomes = store.writeRevisions(inputs);
+      const outcomes = this.o.write ? await this.o.write(inputs) : store.writeRevisions(inputs);
       outcomes.forEach((out, i) => {
         if (out.status === 'new') {
           report.newRevisions++;

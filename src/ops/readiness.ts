@@ -43,6 +43,7 @@ export function unmetConditions(service: Service): string[] {
   }
   const records = keywordBehind(service);
   if (records > 0) unmet.push(`the keyword index is ${records} records behind LMDB`);
+  unmet.push(...(service.cluster?.unmet() ?? []));
   if (service.config.modelDir !== undefined && !service.embedder?.info) unmet.push('text mode is configured but the bge-m3 model is not loaded');
   return unmet;
 }

@@ -1,5 +1,16 @@
-export { Store, contentHash, articleFields } from './lmdb-store.js';
-export type { ArticleFields, RevisionRecord, SourceRecord, RevisionInput, RevisionChunk, WriteOutcome } from './lmdb-store.js';
+export { Store, contentHash, articleFields, decideRevision } from './lmdb-store.js';
+export type {
+  ArticleFields,
+  RevisionRecord,
+  SourceRecord,
+  RevisionInput,
+  RevisionChunk,
+  WriteOutcome,
+  Written,
+  RevisionWriter,
+  DecidedRevision,
+  ArticleHistory,
+} from './lmdb-store.js';
 export { Catalog } from './catalog.js';
 export { resolveSources } from './articles.js';
 export { canonicalUrl } from './canonical-url.js';

@@ -151,8 +151,57 @@ export interface RevisionInput {
 
 export type WriteOutcome = { status: 'new'; ord: number; first: boolean } | { status: 'unchanged' } | { status: 'rejected'; reason: string };
 
+/** A write path's outcome: the store's, or the cluster's (`ord` null: appended to the revision log, stored once a node applies it; src/cluster). */
+export type Written = WriteOutcome | { status: 'new'; ord: null; first: boolean };
+
+/** Where import and the poller write revisions: this store, or the cluster's revision log. */
+export type RevisionWriter = (inputs: RevisionInput[]) => Promise<Written[]>;
+
 export const contentHash = (title: string, body: string, text: string): string =>
   createHash('sha256').update(title).update('\0').update(body).update('\0').update(text).digest('hex');
+
+/** A revision whose outcome is decided: what `Store.applyDecided` stores as it is. */
+export interface DecidedRevision {
+  input: RevisionInput;
+  id: string;
+  eventTime: number;
+  first: boolean;
+  hash: string;
+}
+
+/** What `decideRevision` needs of a stored article: its source's name and its revisions, first first. */
+export interface ArticleHistory {
+  source: string;
+  revisions: { hash: string; eventTime: number }[];
+}
+
+/**
+ * Whether `input` is a new revision of its article (and its event time), an unchanged one, or
+ * one to reject: the one rule for every write path, the store's own and the cluster's log
+ * (src/cluster), so both decide alike.
+ */
+export function decideRevision(
+  input: RevisionInput,
+  hash: string,
+  article: ArticleHistory | undefined,
+): { status: 'new'; eventTime: number; first: boolean } | { status: 'unchanged' } | { status: 'rejected'; reason: string } {
+  if (!article) return { status: 'new', eventTime: input.publishedAt, first: true };
+  const first = article.revisions[0];
+  if (first.hash === hash && first.eventTime === input.publishedAt) return { status: 'unchanged' };
+  if (input.revisedAt !== undefined && article.revisions.some((r) => r.hash === hash && r.eventTime === input.revisedAt)) {
+    return { status: 'unchanged' };
+  }
+  if (input.source !== article.source) {
+    return { status: 'rejected', reason: `source "${input.source}" differs from the stored article's source` };
+  }
+  if (input.revisedAt === undefined) {
+    return { status: 'rejected', reason: 'revised_at is required for a later revision of an article already stored' };
+  }
+  if (input.revisedAt < first.eventTime) {
+    return { status: 'rejected', reason: "revised_at is before the article's first publication" };
+  }
+  return { status: 'new', eventTime: input.revisedAt, first: false };
+}
 
 export class Store {
   readonly root: RootDatabase;
@@ -287,41 +336,33 @@ export class Store {
   #writeOne(input: RevisionInput, ord: number, labelStart: number): WriteOutcome {
     const hash = contentHash(input.title, input.body, input.text);
     const article = this.articles.get(input.url);
-    let eventTime = input.publishedAt;
+    const decided = decideRevision(
+      input,
+      hash,
+      article && { source: this.#sourceName(article.sourceId), revisions: article.ords.map((o) => this.revisions.get(o)!) },
+    );
+    if (decided.status !== 'new') return decided;
+    this.#put(input, { id: randomUUID(), eventTime: decided.eventTime, first: decided.first, hash }, ord, labelStart);
+    return { status: 'new', ord, first: decided.first };
+  }
+
+  /** Stores one decided revision as `ord`, its chunks from `labelStart`, and files it under its article and source. */
+  #put(input: RevisionInput, decided: { id: string; eventTime: number; first: boolean; hash: string }, ord: number, labelStart: number): void {
+    const { id, eventTime, first: isFirst, hash } = decided;
+    const article = this.articles.get(input.url);
     let source = this.sources.get(input.source);
-    if (article) {
-      const stored = article.ords.map((o) => this.revisions.get(o)!);
-      const first = stored[0];
-      if (first.hash === hash && first.eventTime === input.publishedAt) return { status: 'unchanged' };
-      if (input.revisedAt !== undefined && stored.some((r) => r.hash === hash && r.eventTime === input.revisedAt)) {
-        return { status: 'unchanged' };
-      }
-      if (source?.id !== article.sourceId) {
-        return { status: 'rejected', reason: `source "${input.source}" differs from the stored article's source` };
-      }
-      if (input.revisedAt === undefined) {
-        return { status: 'rejected', reason: 'revised_at is required for a later revision of an article already stored' };
-      }
-      if (input.revisedAt < first.eventTime) {
-        return { status: 'rejected', reason: "revised_at is before the article's first publication" };
-      }
-      eventTime = input.revisedAt;
-    }
-    const isFirst = !article;
     if (!source) {
-      const id = this.meta.get('nextSourceId') ?? 0;
-      this.meta.putSync('nextSourceId', id + 1);
-      source = { id, name: input.source, homepage: null, articleCount: 0, lastEventTime: null };
+      const sourceId = this.meta.get('nextSourceId') ?? 0;
+      this.meta.putSync('nextSourceId', sourceId + 1);
+      source = { id: sourceId, name: input.source, homepage: null, articleCount: 0, lastEventTime: null };
     }
     source = {
       ...source,
       homepage: input.sourceHomepage ?? source.homepage,
-      articleCount: source.articleCount + (isFirst ? 1 : 0),
+      articleCount: source.articleCount + (article ? 0 : 1),
       lastEventTime: Math.max(source.lastEventTime ?? eventTime, eventTime),
     };
     this.sources.putSync(input.source, source);
-
-    const id = randomUUID();
     const record: RevisionRecord = {
       id,
       url: wellFormed(input.url),
@@ -342,7 +383,36 @@ export class Store {
     this.timeAll.putSync([eventTime, id], ord);
     if (isFirst) this.timeFirst.putSync([eventTime, id], ord);
     this.articles.putSync(input.url, { ords: [...(article?.ords ?? []), ord], sourceId: source.id });
-    return { status: 'new', ord, first: isFirst };
+  }
+
+  /**
+   * Stores revisions decided elsewhere (cluster mode: read from the revision log, src/cluster),
+   * keeping their ids, event times and first flags, in one durable transaction that also records
+   * `position` (the log sequence applied up to). A revision whose id is stored already is skipped,
+   * so a log replayed after a crash changes nothing twice. Returns how many were stored.
+   */
+  applyDecided(revisions: DecidedRevision[], position: { key: string; seq: number }): number {
+    return this.root.transactionSync(() => {
+      let nextOrd = this.nextOrd();
+      let nextLabel = this.nextLabel();
+      let stored = 0;
+      for (const r of revisions) {
+        if (this.revIds.doesExist(r.id)) continue;
+        this.#put(r.input, r, nextOrd, nextLabel);
+        nextOrd += 1;
+        nextLabel += r.input.chunks.length;
+        stored++;
+      }
+      this.meta.putSync('nextOrd', nextOrd);
+      this.meta.putSync('nextLabel', nextLabel);
+      this.meta.putSync(position.key, position.seq);
+      return stored;
+    });
+  }
+
+  /** A log position `applyDecided` recorded (0: none). */
+  appliedPosition(key: string): number {
+    return this.meta.get(key) ?? 0;
   }
 
   /** Ords of revisions stored without vectors, ascending, from `after` (exclusive). */

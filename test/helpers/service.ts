@@ -79,6 +79,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Unix ms for plans, periods, rate limits and monitors' delivery schedule (tests move it instead of waiting). */
   clock?: () => number;
+  /** Start the service's background work (as serve does) before the import: cluster mode applies the revision log there. */
+  background?: boolean;
 }
 
 function parse(raw: string): any {
@@ -103,6 +105,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.env,
   };
   let service = await openService(loadConfig(env), { clock: opts.clock });
+  if (opts.background) service.startBackground();
   let app = await buildApp(service);
   await app.ready();
   const gateway = service.keys.create({ scheme: 'gateway', name: 'test gateway' });
@@ -194,6 +197,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await service.close();
       await between?.();
       service = await openService(loadConfig(env), { clock: opts.clock });
+      if (opts.background) service.startBackground();
       app = await buildApp(service);
       await app.ready();
     },

@@ -1,0 +1,2 @@
+export { Cluster, type ClusterStatus, type NodeReport } from './cluster.js';
+export { articleKey, shardOf } from './revision-log.js';

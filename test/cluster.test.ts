@@ -1,0 +1,163 @@
+/**
+ * Cluster mode on a real NATS cluster: three `nats-server` processes with JetStream on
+ * loopback (test/helpers/nats-cluster.ts), newsmatch nodes on them, and a single node beside
+ * them on the same corpus. The nodes must answer as the single node does (exact order=time
+ * paging, relevance top-k), a node must lose nothing acknowledged when a NATS server is killed
+ * during an import, and a new empty node must catch up from the log and serve.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Corpus, generateCorpus, writeCorpusJsonl } from './helpers/corpus.js';
+import { type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
+import { itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
+import { Rng } from './helpers/rng.js';
+import { type Harness, MEDIUM, makeTempDir, startHarness } from './helpers/service.js';
+
+let nats: NatsCluster;
+let single: Harness;
+let a: Harness;
+let b: Harness;
+let corpus: Corpus;
+const nodes: Harness[] = [];
+
+const clusterEnv = (node: string) => ({ CLUSTER_NATS_URLS: nats.urls.join(','), CLUSTER_NODE_ID: node });
+
+/**
+ * Rows as a single node orders them, up to the order of rows with one event_time (ordered by
+ * id, and the single node's ids are its own): event times in page order, each with its rows' keys and scores sorted.
+ */
+const canonical = (items: any[]) => {
+  const groups: string[] = [];
+  let at: string | null = null;
+  let group: string[] = [];
+  for (const i of [...items, { event_time: null }]) {
+    if (i.event_time !== at && group.length > 0) groups.push(`${at} ${group.sort().join(' ')}`);
+    if (i.event_time !== at) group = [];
+    at = i.event_time;
+    if (at !== null) group.push(`${itemKey(i)}=${i.score ?? ''}`);
+  }
+  return groups;
+};
+
+/** Resolves once `h`'s store holds the log up to `seq` and its engine and catalog hold its store. */
+async function caughtUp(h: Harness, seq: number, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  const applier = () => h.service.cluster!.applier!;
+  while (applier().applied < seq) {
+    if (Date.now() > deadline) throw new Error(`node stuck at ${applier().applied} of ${seq}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await h.service.catchUp();
+}
+
+beforeAll(async () => {
+  nats = await startNatsCluster(3);
+  single = await startHarness({ corpus: MEDIUM });
+  corpus = single.corpus!;
+  // Node a imports the corpus through the revision log; node b only reads it.
+  a = await startHarness({ corpus: MEDIUM, background: true, env: clusterEnv('a') });
+  b = await startHarness({ corpus: null, background: true, env: clusterEnv('b') });
+  nodes.push(a, b);
+  await caughtUp(b, a.service.cluster!.revisions.lastSeq);
+}, 240_000);
+
+afterAll(async () => {
+  for (const h of [...nodes, single]) await h?.close();
+  await nats?.stop();
+});
+
+describe('two nodes on three NATS servers', () => {
+  it('the import appended every revision once, and both stores hold them all', async () => {
+    expect(a.importSummary!.newRevisions).toBe(single.importSummary!.newRevisions);
+    expect(a.importSummary!.rejected).toBe(single.importSummary!.rejected);
+    expect(a.importSummary!.unchanged).toBe(single.importSummary!.unchanged);
+    expect(a.service.cluster!.revisions.lastSeq).toBe(corpus.revisions.length);
+    for (const h of [a, b]) {
+      expect(h.service.store.nextOrd()).toBe(corpus.revisions.length);
+      expect(h.service.store.nextLabel()).toBe(single.service.store.nextLabel());
+      expect(h.service.engine.nextLabel).toBe(single.service.engine.nextLabel);
+    }
+  });
+
+  it('order=time pages the same rows on both nodes, with the same ids, and the oracle has them all', async () => {
+    const rng = new Rng(31);
+    for (const kind of ['topic', 'story', 'chunk'] as const) {
+      const q = makeQuery(corpus, rng, kind);
+      const min = pickMinScore(corpus, q, {}, 120);
+      const body = { vector: vec(q), min_score: min, include_edits: true };
+      const [pa, pb, ps] = [await a.pageAll(body, [37, 100]), await b.pageAll(body, [100, 37]), await single.pageAll(body, 100)];
+      expect(pb.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+      // Ids are the log's (one per revision, the same on every node); the single node made its own.
+      expect(canonical(pa.items)).toEqual(canonical(ps.items));
+      const r = recallOf(corpus, q, { min_score: min, include_edits: true }, pa.items.map(itemKey));
+      expect(r.recall, kind).toBe(1);
+      expect(r.extraneous).toEqual([]);
+    }
+  });
+
+  it('no query: both nodes walk every first revision newest-first, as the single node', async () => {
+    const [pa, ps] = [await a.pageAll({}, 100), await single.pageAll({}, 100)];
+    expect(canonical(pa.items)).toEqual(canonical(ps.items));
+    expect(pa.items.length).toBe(oracle(corpus, null).length);
+    const pb = await b.pageAll({}, 100);
+    expect(pb.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+  });
+
+  it('order=relevance: the same top 50 on both nodes and the single node', async () => {
+    const rng = new Rng(32);
+    for (const kind of ['topic', 'story', 'chunk'] as const) {
+      const q = makeQuery(corpus, rng, kind);
+      const body = { vector: vec(q), order: 'relevance', limit: 50, min_score: -1 };
+      const [ra, rb, rs] = [await a.match(body), await b.match(body), await single.match(body)];
+      for (const r of [ra, rb, rs]) expect(r.status, r.raw).toBe(200);
+      expect(rb.body.items.map((i: any) => i.id)).toEqual(ra.body.items.map((i: any) => i.id));
+      expect(ra.body.items.map((i: any) => `${itemKey(i)}=${i.score}`)).toEqual(rs.body.items.map((i: any) => `${itemKey(i)}=${i.score}`));
+    }
+  });
+
+  it('a cursor one node issued pages on the other (the cluster shares its cursor secret)', async () => {
+    const q = vec(makeQuery(corpus, new Rng(33), 'topic'));
+    for (const body of [{ limit: 10 }, { vector: q, min_score: 0.3, limit: 10 }]) {
+      const first = await a.match(body);
+      expect(first.status, first.raw).toBe(200);
+      const onB = await b.match({ ...body, cursor: first.body.next_cursor });
+      const onA = await a.match({ ...body, cursor: first.body.next_cursor });
+      expect(onB.status, onB.raw).toBe(200);
+      expect(onB.body.items.length).toBe(10);
+      expect(onB.body.items.map((i: any) => i.id)).toEqual(onA.body.items.map((i: any) => i.id));
+    }
+    // A single node's own secret is not the cluster's: its cursor is refused, never misread.
+    const other = await single.match({ limit: 10 });
+    expect((await b.match({ limit: 10, cursor: other.body.next_cursor })).body.error).toBe('bad_cursor');
+  });
+});
+
+describe('losing things', () => {
+  it('a re-import through the other node appends nothing: every line is unchanged', async () => {
+    const summary = await b.service.importFile(a.corpusFile!);
+    expect(summary.newRevisions).toBe(0);
+    expect(summary.unchanged).toBe(single.importSummary!.unchanged + single.importSummary!.newRevisions);
+  });
+
+  it('a NATS server killed during an import loses no acknowledged revision, and a new empty node catches up', async () => {
+    const more = generateCorpus({ ...MEDIUM, seed: 9191, articles: 300 });
+    const file = `${makeTempDir()}/more.jsonl`;
+    writeCorpusJsonl(more, file);
+    const before = a.service.cluster!.revisions.lastSeq;
+    const importing = a.service.importFile(file);
+    setTimeout(() => nats.kill(1), 150);
+    const summary = await importing;
+    expect(summary.rejected).toBe(0);
+    expect(summary.newRevisions).toBe(more.revisions.length);
+    await nats.start(1);
+    const total = corpus.revisions.length + more.revisions.length;
+    const c = await startHarness({ corpus: null, background: true, env: clusterEnv('c') });
+    nodes.push(c);
+    await caughtUp(b, a.service.cluster!.revisions.lastSeq);
+    await caughtUp(c, a.service.cluster!.revisions.lastSeq);
+    expect(a.service.cluster!.revisions.lastSeq).toBeGreaterThanOrEqual(before + more.revisions.length);
+    for (const h of [a, b, c]) expect(h.service.store.nextOrd()).toBe(total);
+    const [pa, pc] = [await a.pageAll({}, 100), await c.pageAll({}, 100)];
+    expect(pc.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+    expect(pa.items.length).toBe(oracle(corpus, null).length + oracle(more, null).length);
+  });
+});
