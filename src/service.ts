@@ -130,7 +130,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   }
   const chunking = chunkSettings(config);
   // Cluster mode: revisions go to the revision log with their vectors (embedded here when a line has none), and come back through the applier.
-  const write: RevisionWriter | undefined = cluster ? async (inputs) => cluster.write(await embedMissing(inputs, embedder, chunking)) : undefined;
+  const write = cluster ? clusterWriter(cluster, embedder, chunking) : undefined;
   // Searches on reader threads, indexing on a writer thread: the event loop does neither.
   const keyword = new KeywordDb(path.join(config.dataDir, 'keyword.sqlite'), store.storeId(), { readThreads: config.keywordReadThreads, store: store.path });
   const news = new NewsIndex(keyword, store, log);
@@ -302,7 +302,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
           news.catchUpSoon();
         },
         (outlet, ok) => pollListeners.forEach((f) => f(outlet, ok)),
-        write,
+        cluster && write ? { write, schedule: cluster.polls } : undefined,
       ),
     pollListeners,
     cursors: new CursorCodec(secret),
@@ -394,7 +394,7 @@ export function createPoller(
   log: Logger,
   onWritten?: () => void,
   onPolled?: (outlet: string, ok: boolean) => void,
-  write?: RevisionWriter,
+  cluster?: { write: RevisionWriter; schedule: Cluster['polls'] },
 ): Poller {
   return new Poller({
     store,
@@ -416,9 +416,16 @@ export function createPoller(
     onWritten,
     parseThreads: config.ingestParseThreads,
     onPolled,
-    write,
+    write: cluster?.write,
+    schedule: cluster?.schedule,
   });
 }
+
+/** Cluster mode's writer: revisions go to the revision log with their vectors, embedded here when a line has none (text mode on). */
+export const clusterWriter =
+  (cluster: Cluster, embedder: Embedder | null, chunking: ChunkSettings): RevisionWriter =>
+  async (inputs) =>
+    cluster.write(await embedMissing(inputs, embedder, chunking));
 
 /** Inputs with their chunks, embedding those that have none (when text mode is on; else left for the writer to refuse). */
 async function embedMissing(inputs: RevisionInput[], embedder: Embedder | null, chunking: ChunkSettings): Promise<RevisionInput[]> {

@@ -5,12 +5,18 @@
  * paging, relevance top-k), a node must lose nothing acknowledged when a NATS server is killed
  * during an import, and a new empty node must catch up from the log and serve.
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RSS, rss2, startFeedServer } from './helpers/feed-server.js';
 import { type Corpus, generateCorpus, writeCorpusJsonl } from './helpers/corpus.js';
 import { type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
 import { itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { type Harness, MEDIUM, makeTempDir, startHarness } from './helpers/service.js';
+import { writeTinyModel } from './helpers/tiny-model.js';
 
 let nats: NatsCluster;
 let single: Harness;
@@ -63,6 +69,33 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const h of [...nodes, single]) await h?.close();
   await nats?.stop();
+});
+
+describe('what the NATS servers guarantee', () => {
+  // The revision log and the poll leases rely on the first (a subject or key created once); the
+  // second is why they do not append with a non-zero last sequence expected (nats-server 2.9).
+  it('of appends racing on three replicas, one creates an empty subject; a non-zero expected sequence lets several through', async () => {
+    const clients = await Promise.all(nats.urls.map((u) => connect({ servers: u })));
+    try {
+      const jsm = await jetstreamManager(clients[0]);
+      await jsm.streams.add({ name: 'RACE', subjects: ['race.>'], num_replicas: 3 });
+      const js = clients.map((c) => jetstream(c));
+      let empty = 0;
+      let nonZero = 0;
+      for (let i = 0; i < 200; i++) {
+        const created = await Promise.allSettled(js.map((j, w) => j.publish(`race.e.${i}`, `${w}`, { expect: { lastSubjectSequence: 0 } })));
+        if (created.filter((r) => r.status === 'fulfilled').length > 1) empty++;
+        const { seq } = await js[0].publish(`race.n.${i}`, 'first');
+        const next = await Promise.allSettled(js.map((j, w) => j.publish(`race.n.${i}`, `${w}`, { expect: { lastSubjectSequence: seq } })));
+        if (next.filter((r) => r.status === 'fulfilled').length > 1) nonZero++;
+      }
+      expect(empty).toBe(0);
+      // Not a requirement: a record of the server this was built against (when a later one fixes it, this says so).
+      console.log(`nats-server: ${nonZero} of 200 races on a non-zero expected sequence let more than one append through`);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
 });
 
 describe('two nodes on three NATS servers', () => {
@@ -138,18 +171,41 @@ describe('losing things', () => {
     expect(summary.unchanged).toBe(single.importSummary!.unchanged + single.importSummary!.newRevisions);
   });
 
+  it('the same new file imported through both nodes at once appends each revision once', async () => {
+    const twice = generateCorpus({ ...MEDIUM, seed: 5150, articles: 150 });
+    const file = `${makeTempDir()}/twice.jsonl`;
+    writeCorpusJsonl(twice, file);
+    const before = a.service.cluster!.revisions.lastSeq;
+    const [sa, sb] = await Promise.all([a.service.importFile(file), b.service.importFile(file)]);
+    // Every revision is new to exactly one of the two imports, unchanged to the other.
+    expect(sa.newRevisions + sb.newRevisions).toBe(twice.revisions.length);
+    expect(sa.unchanged + sb.unchanged).toBe(twice.revisions.length);
+    expect(sa.newRevisions).toBeGreaterThan(0);
+    expect(sb.newRevisions).toBeGreaterThan(0);
+    const info = await a.service.cluster!.jsm.streams.info('NM_REVISIONS');
+    expect(info.state.last_seq - before).toBe(twice.revisions.length);
+  });
+
   it('a NATS server killed during an import loses no acknowledged revision, and a new empty node catches up', async () => {
     const more = generateCorpus({ ...MEDIUM, seed: 9191, articles: 300 });
     const file = `${makeTempDir()}/more.jsonl`;
     writeCorpusJsonl(more, file);
     const before = a.service.cluster!.revisions.lastSeq;
-    const importing = a.service.importFile(file);
-    setTimeout(() => nats.kill(1), 150);
-    const summary = await importing;
+    // The log's leader dies once the import has appended its first batch.
+    const leader = (await a.service.cluster!.jsm.streams.info('NM_REVISIONS')).cluster!.leader!;
+    let killed = -1;
+    const summary = await a.service.importFile(file, {
+      onProgress: () => {
+        if (killed >= 0) return;
+        killed = Number(leader.slice(1));
+        nats.kill(killed);
+      },
+    });
+    expect(killed).toBeGreaterThanOrEqual(0);
     expect(summary.rejected).toBe(0);
     expect(summary.newRevisions).toBe(more.revisions.length);
-    await nats.start(1);
-    const total = corpus.revisions.length + more.revisions.length;
+    await nats.start(killed);
+    const total = a.service.cluster!.revisions.lastSeq;
     const c = await startHarness({ corpus: null, background: true, env: clusterEnv('c') });
     nodes.push(c);
     await caughtUp(b, a.service.cluster!.revisions.lastSeq);
@@ -158,6 +214,70 @@ describe('losing things', () => {
     for (const h of [a, b, c]) expect(h.service.store.nextOrd()).toBe(total);
     const [pa, pc] = [await a.pageAll({}, 100), await c.pageAll({}, 100)];
     expect(pc.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
-    expect(pa.items.length).toBe(oracle(corpus, null).length + oracle(more, null).length);
+    // Every article once: the ones imported before this test, and this import's.
+    expect(pa.items.length).toBe(a.service.store.timeFirst.getCount());
+    expect(pa.items.length).toBeGreaterThanOrEqual(oracle(corpus, null).length + oracle(more, null).length);
+  });
+});
+
+describe('a node killed', () => {
+  it('kill -9 of a node while it applies the log: restarted, it holds every revision once', async () => {
+    const dir = makeTempDir();
+    const env = { ...process.env, DATA_DIR: join(dir, 'data'), ...clusterEnv('k') };
+    const total = a.service.cluster!.revisions.lastSeq;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/cluster-node.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const killedAt = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the node exited (${code}) before it was killed`)));
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        const applied = Number(/applied (\d+)\s*$/.exec(d)?.[1] ?? -1);
+        if (applied > 0 && child.exitCode === null && !child.killed) {
+          child.kill('SIGKILL');
+          resolve(applied);
+        }
+      });
+    });
+    expect(killedAt).toBeLessThan(total);
+    const k = await startHarness({ corpus: null, background: true, env: { DATA_DIR: env.DATA_DIR, ...clusterEnv('k') } });
+    nodes.push(k);
+    await caughtUp(k, total);
+    expect(k.service.store.nextOrd()).toBe(total);
+    expect(k.service.store.revIds.getCount()).toBe(total);
+    const [pa, pk] = [await a.pageAll({ include_edits: true }, 100), await k.pageAll({ include_edits: true }, 100)];
+    expect(pk.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+  });
+});
+
+describe('polling', () => {
+  it('two nodes with the same outlet poll it once between them, and both store what was found', async () => {
+    const site = await startFeedServer();
+    const t = Math.floor(Date.now() / 1000) - 3600;
+    const items = [0, 1, 2].map((i) => ({ title: `Harbour cranes story ${i}`, link: `${site.base}/wire/${i}`, date: t + i * 60 }));
+    site.set('/wire/feed.xml', { body: rss2('Wire', items), type: RSS });
+    const model = writeTinyModel(join(makeTempDir(), 'model'), { seed: 5 });
+    const env = (node: string) => ({ ...clusterEnv(node), INGEST_ALLOW_PRIVATE: 'on', BGE_M3_MODEL_DIR: model, EMBED_DEVICE: 'cpu', EMBED_THREADS: '1' });
+    const p = await startHarness({ corpus: null, background: true, env: env('p') });
+    const q = await startHarness({ corpus: null, background: true, env: env('q') });
+    nodes.push(p, q);
+    const pollers = [p, q].map((h) => {
+      h.service.outlets.add({ name: 'Wire', homepage: `${site.base}/wire/`, feeds: [`${site.base}/wire/feed.xml`], interval: '5m' });
+      return h.service.createPoller();
+    });
+    try {
+      // Both due at once, twice over: one node takes the lease, and the schedule it leaves says "in five minutes" to both.
+      for (let round = 0; round < 2; round++) {
+        const reports = (await Promise.all(pollers.map((x) => x.round()))).flat();
+        expect(reports.length, `round ${round}`).toBe(round === 0 ? 1 : 0);
+      }
+      expect(site.hits('/wire/feed.xml').length).toBe(1);
+      const seq = Math.max(p.service.cluster!.revisions.lastSeq, q.service.cluster!.revisions.lastSeq);
+      for (const h of [p, q]) {
+        await caughtUp(h, seq);
+        const res = await h.match({ sources: ['Wire'], limit: 10 });
+        expect(res.body.items.map((i: any) => i.source_url).sort()).toEqual(items.map((i) => i.link).sort());
+      }
+    } finally {
+      for (const x of pollers) await x.stop();
+      await site.close();
+    }
   });
 });

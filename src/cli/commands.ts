@@ -6,6 +6,7 @@
 import { isProduct, parseRate, PRODUCT_NAMES } from '../platform/index.js';
 import { serve } from '../main.js';
 import type { Command, OptionSpec, SettingKey } from './command.js';
+import { clusterStatusCommand } from './cluster.js';
 import { embedCommand, importCommand, reindexCommand } from './corpus.js';
 import { demoCommand } from './demo.js';
 import { importJobsCommand, unknownSkillsCommand } from './jobs.js';
@@ -26,6 +27,7 @@ const oneOf =
 const EMBEDDING: SettingKey[] = ['modelDir', 'embedDevice', 'embedThreads', 'embedMaxTokens', 'embedMaxBatchTokens', 'chunkMinTokens', 'chunkMaxTokens'];
 const LOGS: SettingKey[] = ['logLevel', 'logFormat'];
 const STORE: SettingKey[] = ['dataDir'];
+const CLUSTER: SettingKey[] = ['clusterNatsUrls', 'clusterNodeId'];
 
 const account: OptionSpec = { type: 'string', value: 'ID', doc: 'The account (newsmatch accounts create prints its id).', required: true };
 const name: OptionSpec = { type: 'string', value: 'NAME', doc: 'A name to recognise it by.' };
@@ -82,7 +84,7 @@ export const commands: Command[] = [
     name: 'import',
     args: ['<file.jsonl>'],
     summary: 'Import article revisions (one JSON object per line); lines without chunks are chunked and embedded in text mode.',
-    settings: [...STORE, ...EMBEDDING, 'searchThreads', 'indexMinChunks', 'indexLists', ...LOGS],
+    settings: [...STORE, ...EMBEDDING, 'searchThreads', 'indexMinChunks', 'indexLists', ...CLUSTER, ...LOGS],
     run: ({ config, args }) => importCommand(config, args[0]),
   },
   {
@@ -157,9 +159,17 @@ export const commands: Command[] = [
       'ingestParseThreads',
       'ingestAllowPrivate',
       ...EMBEDDING,
+      ...CLUSTER,
       ...LOGS,
     ],
     run: ({ config }) => ingestCommand(config),
+  },
+  {
+    name: 'cluster status',
+    summary: "Cluster mode: the revision log (revisions, replicas, leader) and every node's last report (applied, lag, caught up).",
+    options: { json: { type: 'boolean', doc: 'Print it as JSON.' } },
+    settings: [...CLUSTER, ...LOGS],
+    run: ({ config, opts }) => clusterStatusCommand(config, opts.json === true),
   },
   {
     name: 'accounts create',

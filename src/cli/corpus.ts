@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { importFile } from '../ingest/index.js';
 import { EngineLockedError } from '../search/index.js';
-import { chunkSettings, importEmbedHook, openEmbedder, openService, type Service } from '../service.js';
+import { Cluster } from '../cluster/index.js';
+import { chunkSettings, clusterWriter, importEmbedHook, openEmbedder, openService, type Service } from '../service.js';
 import { embedBacklog } from '../embed/index.js';
 import { JobStore } from '../jobs/index.js';
 import { JobsIndex, KeywordDb, NewsIndex } from '../keyword/index.js';
@@ -29,6 +30,7 @@ export async function openForImport(config: Config): Promise<{ service: Service 
 export async function importCommand(config: Config, file: string): Promise<number> {
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
   const size = fs.statSync(file).size;
+  if (config.clusterNatsUrls.length > 0) return clusterImport(config, file, size);
   const opened = await openForImport(config);
   if ('store' in opened) {
     const { store } = opened;
@@ -74,6 +76,35 @@ export async function importCommand(config: Config, file: string): Promise<numbe
     reading.stop();
     (indexing as Progress | null)?.stop();
     await service.close();
+  }
+}
+
+/**
+ * Cluster mode: the file goes to the cluster's revision log, from any machine that reaches the
+ * NATS servers; the nodes apply it to their stores. Every line reported done is acknowledged
+ * by the log's replicas.
+ */
+async function clusterImport(config: Config, file: string, size: number): Promise<number> {
+  const log = quietLog(config);
+  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log);
+  const embedder = await openEmbedder(config, log).catch(async (e) => {
+    await cluster.close();
+    throw e;
+  });
+  const progress = startProgress({ label: 'importing', verb: 'appended', unit: 'lines', total: size });
+  try {
+    const summary = await importFile(null, file, {
+      write: clusterWriter(cluster, embedder, chunkSettings(config)),
+      onProgress: (bytes, lines) => progress.update(bytes, lines),
+      onReject: (line, reason) => progress.log(`line ${line}: ${reason}`),
+    });
+    progress.stop();
+    printSummary(file, summary);
+    return summary.rejected > 0 ? 1 : 0;
+  } finally {
+    progress.stop();
+    await embedder?.close();
+    await cluster.close();
   }
 }
 

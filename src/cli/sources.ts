@@ -5,7 +5,8 @@ import type { Config } from '../config.js';
 import { OutletError, Outlets } from '../ingest/index.js';
 import { formatTime } from '../time.js';
 import { EngineLockedError } from '../search/index.js';
-import { createPoller, openEmbedder, openService, type Service } from '../service.js';
+import { Cluster } from '../cluster/index.js';
+import { chunkSettings, clusterWriter, createPoller, openEmbedder, openService, type Service } from '../service.js';
 import { Store } from '../store/index.js';
 import { UsageError, quietLevel, quietLog, printReports } from './output.js';
 
@@ -94,11 +95,24 @@ async function ingestBesideServer(config: Config): Promise<number> {
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   const log = quietLog(config);
   const embedder = await openEmbedder(config, log);
-  const poller = createPoller(config, store, new Outlets(store), embedder, log);
+  // Cluster mode: what the round finds goes to the revision log, like the server's own rounds.
+  const cluster = config.clusterNatsUrls.length > 0 ? await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log) : null;
+  const write = cluster ? clusterWriter(cluster, embedder, chunkSettings(config)) : undefined;
+  const poller = createPoller(
+    config,
+    store,
+    new Outlets(store),
+    embedder,
+    log,
+    undefined,
+    undefined,
+    cluster && write ? { write, schedule: cluster.polls } : undefined,
+  );
   try {
     return printReports(await poller.round({ force: true }));
   } finally {
     await poller.stop();
+    await cluster?.close();
     await embedder?.close();
     await store.close();
   }

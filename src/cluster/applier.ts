@@ -142,7 +142,9 @@ export class Applier {
     if (last.seq <= this.applied) last.ack();
     this.pending = last.info.pending;
     if (this.pending === 0) this.#markCaughtUp();
-    this.#waiters = this.#waiters.filter((w) => (w.seq <= this.applied ? (w.resolve(), false) : true));
+    const ready = this.#waiters.filter((w) => w.seq <= this.applied);
+    this.#waiters = this.#waiters.filter((w) => w.seq > this.applied);
+    for (const w of ready) w.resolve();
     if (batch.length > 0) this.onApplied();
   }
 

@@ -19,12 +19,15 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
+import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
 import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog } from './revision-log.js';
 
 const ARTICLES_BUCKET = 'nm-articles';
 const NODES_BUCKET = 'nm-nodes';
 /** Settings every node shares: the cursor secret, so a cursor one node issued pages on any. */
 const SHARED_BUCKET = 'nm-shared';
+const POLLS_BUCKET = 'nm-polls';
+const POLL_LEASES_BUCKET = 'nm-poll-leases';
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
 /** Replicas of the log and the buckets: three, or one where the NATS servers are not clustered. */
@@ -65,6 +68,7 @@ export class Cluster {
     readonly revisions: RevisionLog,
     readonly nodes: KV,
     readonly shared: KV,
+    readonly polls: PollSchedule,
     readonly log: Logger,
   ) {}
 
@@ -79,7 +83,12 @@ export class Cluster {
       const articles = await kvm.create(ARTICLES_BUCKET, { replicas, history: 1 });
       const nodes = await kvm.create(NODES_BUCKET, { replicas, history: 1 });
       const shared = await kvm.create(SHARED_BUCKET, { replicas, history: 1 });
-      return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, log);
+      const polls = new PollSchedule(
+        await kvm.create(POLLS_BUCKET, { replicas, history: 1 }),
+        await kvm.create(POLL_LEASES_BUCKET, { replicas, history: 1, ttl: POLL_LEASE_SEC * 1000 }),
+        settings.nodeId,
+      );
+      return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, log);
     } catch (e) {
       await nc.close();
       throw e;
@@ -141,7 +150,7 @@ export class Cluster {
     const nodes: ClusterStatus['nodes'] = [];
     for await (const key of await this.nodes.keys()) {
       const entry = await this.nodes.get(key);
-      if (!entry || entry.operation !== 'PUT') continue;
+      if (entry?.operation !== 'PUT') continue;
       const r = JSON.parse(entry.string()) as NodeReport;
       const consumer = await this.jsm.consumers.info(REVISION_STREAM, r.node).catch(() => null);
       nodes.push({

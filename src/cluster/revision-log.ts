@@ -1,15 +1,20 @@
 /**
- * The writer's side of the revision log. Every revision of an article goes to one subject,
- * `nm.rev.<shard>.<article key>`, the shard being the month of the article's first
+ * The writer's side of the revision log. The n-th revision of an article goes to the subject
+ * `nm.rev.<shard>.<article key>.<n>`, the shard being the month of the article's first
  * publication (pinned in the `nm-articles` KV bucket when the article is first written, so
- * later revisions find it whatever their own dates). A write reads the subject's last record,
- * decides as a single node does (`decideRevision`), and appends with the subject's last
- * sequence expected: two nodes writing one article at once cannot both append, and the loser
- * decides again against the winner's record. A write is acknowledged once the stream's
- * replicas acknowledged it.
+ * later revisions find it whatever their own dates). A write finds the article's last
+ * revision, decides as a single node does (`decideRevision`), and appends to the next slot
+ * only if that slot is empty (last subject sequence 0 expected): two nodes writing one
+ * article at once cannot both fill a slot, and the loser decides again against the winner's
+ * record. A write is acknowledged once the stream's replicas acknowledged it.
+ *
+ * Why a slot per revision, not one subject per article appended with its last sequence
+ * expected: nats-server 2.9 checks a non-zero expected sequence of a replicated stream against
+ * what its leader has stored, not what it is storing, and lets two such appends through at
+ * once (test/cluster.test.ts measures it); an empty subject expected is checked in order.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { type JetStreamClient, JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import { type JetStreamClient, JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { contentHash, decideRevision, type RevisionInput, type Written } from '../store/index.js';
 import { decodeHistory, encodeRevision, type LoggedRevision } from './codec.js';
@@ -25,12 +30,16 @@ export const articleKey = (url: string): string => createHash('sha256').update(u
 
 /** Articles written at once by one `write` call (each article's revisions in order). */
 const PARALLEL_ARTICLES = 32;
+/** Articles whose revision count is remembered, at most (the hint saves a read or two a write). */
+const COUNTS_KEPT = 100_000;
 /** How long a write keeps trying through lost servers and leader elections before it fails. */
 const RETRY_MS = 30_000;
 
 export class RevisionLog {
   /** The highest stream sequence this log appended: what a caller waits for its node to apply. */
   lastSeq = 0;
+  /** Revisions per article seen in the log (a hint: a write looks on from it). */
+  readonly #counts = new Map<string, number>();
 
   constructor(
     readonly js: JetStreamClient,
@@ -76,8 +85,8 @@ export class RevisionLog {
     const deadline = Date.now() + RETRY_MS;
     for (;;) {
       try {
-        const subject = `nm.rev.${await this.#shard(key, input.publishedAt)}.${key}`;
-        const done = await this.#attempt(input, id, hash, subject, maxBytes);
+        const article = `nm.rev.${await this.#shard(key, input.publishedAt)}.${key}`;
+        const done = await this.#attempt(input, id, hash, article, maxBytes);
         if (done) return done;
       } catch (e) {
         // A server lost or a stream leader being elected: try again, against the head as it is then.
@@ -87,9 +96,9 @@ export class RevisionLog {
     }
   }
 
-  /** One read, decide and append; null when another writer appended first (decide again). */
-  async #attempt(input: RevisionInput, id: string, hash: string, subject: string, maxBytes: number): Promise<Written | null> {
-    const head = await this.jsm.streams.getMessage(REVISION_STREAM, { last_by_subj: subject });
+  /** One read, decide and append; null when another writer filled the slot first (decide again). */
+  async #attempt(input: RevisionInput, id: string, hash: string, article: string, maxBytes: number): Promise<Written | null> {
+    const { count, head } = await this.#head(article);
     const prior = head ? decodeHistory(head.data) : undefined;
     if (prior?.id === id) return { status: 'new', ord: null, first: prior.history.length === 1 };
     const decided = decideRevision(input, hash, prior && { source: prior.source, revisions: prior.history });
@@ -117,14 +126,32 @@ export class RevisionLog {
     }
     try {
       // msgID: an append resent within the stream's duplicate window lands once.
-      const ack = await this.js.publish(subject, bytes, { msgID: id, expect: { lastSubjectSequence: head?.seq ?? 0 } });
+      const ack = await this.js.publish(`${article}.${count + 1}`, bytes, { msgID: id, expect: { lastSubjectSequence: 0 } });
       this.lastSeq = Math.max(this.lastSeq, ack.seq);
+      this.#counts.set(article, count + 1);
       return { status: 'new', ord: null, first: decided.first };
     } catch (e) {
-      // Another writer appended to this article first.
+      // Another writer filled the slot first.
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) return null;
       throw e;
     }
+  }
+
+  /** How many revisions the article has in the log, and the last of them. */
+  async #head(article: string): Promise<{ count: number; head: StoredMsg | null }> {
+    // Slots are never emptied, so a count seen before is where to look on from.
+    let count = this.#counts.get(article) ?? 0;
+    let head: StoredMsg | null = null;
+    for (;;) {
+      const next = await this.jsm.streams.getMessage(REVISION_STREAM, { last_by_subj: `${article}.${count + 1}` });
+      if (!next) break;
+      head = next;
+      count++;
+    }
+    if (!head && count > 0) head = await this.jsm.streams.getMessage(REVISION_STREAM, { last_by_subj: `${article}.${count}` });
+    if (this.#counts.size >= COUNTS_KEPT) this.#counts.clear();
+    this.#counts.set(article, count);
+    return { count, head };
   }
 
   /** The article's shard: pinned by its first writer, whoever wins a race to pin it. */

@@ -34,7 +34,10 @@ export interface ImportHooks {
 
 const BATCH_LINES = 256;
 
-export async function importFile(store: Store, file: string, hooks: ImportHooks = {}): Promise<ImportSummary> {
+/** `store` null: a writer of the cluster's revision log alone (`hooks.write`), with no local store. */
+export async function importFile(store: Store | null, file: string, hooks: ImportHooks = {}): Promise<ImportSummary> {
+  const write = hooks.write ?? (store ? async (inputs: RevisionInput[]) => store.writeRevisions(inputs) : null);
+  if (!write) throw new Error('importFile needs a store or a writer');
   const stream = fs.createReadStream(file);
   let bytes = 0;
   stream.on('data', (chunk) => {
@@ -55,7 +58,7 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
     if (batch.length === 0) return;
     const parsed = batch.filter((b) => b.input !== undefined);
     const inputs = parsed.map((b) => b.input!);
-    const outcomes = hooks.write ? await hooks.write(inputs) : store.writeRevisions(inputs);
+    const outcomes = await write(inputs);
     const unembedded: number[] = [];
     let next = 0;
     for (const { line, input, reason } of batch) {
@@ -89,7 +92,7 @@ export async function importFile(store: Store, file: string, hooks: ImportHooks 
     if (batch.length >= BATCH_LINES) await flush();
   }
   await flush();
-  await store.root.flushed;
+  await store?.root.flushed;
   summary.articles = urls.size;
   summary.rejections.sort((a, b) => a.line - b.line);
   return summary;

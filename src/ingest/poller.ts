@@ -38,6 +38,15 @@ export interface PollerOptions {
   onPolled?: (outlet: string, ok: boolean) => void;
   /** Unix seconds (tests move time). */
   now?: () => number;
+  /**
+   * Cluster mode: the outlets' schedule shared by every node (src/cluster), so each outlet is
+   * polled by one node a time. `claim` before a poll (refused: skip it; `next`: when it is due
+   * cluster-wide), `done` after with the next poll time. Absent: this process polls alone.
+   */
+  schedule?: {
+    claim(outlet: string, now: number): Promise<{ ok: true } | { ok: false; next?: number }>;
+    done(outlet: string, next: number): Promise<void>;
+  };
 }
 
 export interface OutletReport {
@@ -78,7 +87,25 @@ export class Poller {
   async round(opts: { force?: boolean } = {}): Promise<OutletReport[]> {
     const now = this.#now();
     const due = this.o.outlets.list().filter((o) => o.enabled && !this.#busy.has(o.name) && (opts.force || o.nextPollAt <= now));
-    return Promise.all(due.map((o) => this.pollOutlet(o)));
+    const schedule = opts.force ? undefined : this.o.schedule;
+    if (!schedule) return Promise.all(due.map((o) => this.pollOutlet(o)));
+    const reports = await Promise.all(
+      due.map(async (o) => {
+        const claim = await schedule.claim(o.name, now);
+        if (!claim.ok) {
+          // Polled by another node: due again when the cluster's schedule says.
+          const next = claim.next;
+          if (next !== undefined) this.o.outlets.update(o.name, (x) => ({ ...x, nextPollAt: next }));
+          return null;
+        }
+        try {
+          return await this.pollOutlet(o);
+        } finally {
+          await schedule.done(o.name, this.o.outlets.get(o.name)?.nextPollAt ?? now);
+        }
+      }),
+    );
+    return reports.filter((r) => r !== null);
   }
 
   /** `serve` with INGEST=on: a round every `tickMs` for the outlets then due. */

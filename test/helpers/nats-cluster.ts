@@ -40,7 +40,10 @@ async function accepting(port: number, ms: number): Promise<void> {
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const c = net.connect(port, '127.0.0.1');
-      c.once('connect', () => (c.destroy(), resolve(true)));
+      c.once('connect', () => {
+        c.destroy();
+        resolve(true);
+      });
       c.once('error', () => resolve(false));
     });
     if (ok) return;

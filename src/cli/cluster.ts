@@ -1,0 +1,33 @@
+/** `cluster status`: the cluster as NATS holds it (the revision log, every node's last report). */
+import type { Config } from '../config.js';
+import { Cluster } from '../cluster/index.js';
+import { UsageError, quietLog } from './output.js';
+
+export async function clusterStatusCommand(config: Config, json: boolean): Promise<number> {
+  if (config.clusterNatsUrls.length === 0)
+    throw new UsageError('cluster status needs CLUSTER_NATS_URLS (or --cluster-nats-urls): the NATS servers of the cluster');
+  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId ?? 'status' }, quietLog(config));
+  try {
+    const s = await cluster.status();
+    if (json) {
+      process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+      return 0;
+    }
+    const now = Date.now();
+    const out = [
+      `revision log: ${s.stream.lastSeq} revisions, ${s.stream.replicas} replicas (leader ${s.stream.leader ?? 'none'}, ${s.stream.replicasCurrent} current)`,
+      `NATS servers: ${s.servers.join(', ') || '(the one connected to)'}`,
+      `shards: every node serves every shard (full replicas)`,
+      s.nodes.length === 0 ? 'nodes: none has reported (a node reports while it serves)' : 'nodes:',
+      ...s.nodes.map(
+        (n) =>
+          `  ${n.node}  applied ${n.applied}  lag ${n.lag}  ${n.caughtUp ? 'caught up' : 'catching up'}  ` +
+          `consumer pending ${n.consumerPending ?? 'no consumer'}  last report ${Math.round((now - n.at) / 1000)} s ago`,
+      ),
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+    return 0;
+  } finally {
+    await cluster.close();
+  }
+}
