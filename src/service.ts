@@ -249,6 +249,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     onPaused: () => monitors.changed(),
   });
   // Matching runs after every write this process makes, and on a timer for writes from elsewhere.
+  const keys = new KeyStore(store);
   const pumpMonitors = () => void monitors.pump().catch((e) => log.error({ err: e }, 'matching monitors failed'));
   let background: NodeJS.Timeout | null = null;
   // Cluster mode: one secret for every node, so a cursor pages on whichever node the next request reaches.
@@ -268,7 +269,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     engine,
     maintenance,
     search,
-    keys: new KeyStore(store),
+    keys,
     cluster,
     billing,
     metering,
@@ -327,6 +328,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
           news.catchUpSoon();
         })
         .catch((e) => log.error({ err: e }, 'cluster: starting to apply the revision log failed'));
+      cluster?.mirrorKeys(keys).catch((e) => log.error({ err: e }, 'cluster: mirroring the shared keys failed'));
     },
     async importFile(file, hooks = {}) {
       // Matched behind the import, not beside it (MONITOR_YIELD_MS): `monitors.pump()` resolves once caught up.

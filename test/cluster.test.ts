@@ -15,7 +15,8 @@ import { type Corpus, generateCorpus, writeCorpusJsonl } from './helpers/corpus.
 import { type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
 import { itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
-import { type Harness, MEDIUM, makeTempDir, startHarness } from './helpers/service.js';
+import { cli } from './helpers/cli.js';
+import { GATEWAY_HOST, type Harness, MEDIUM, makeTempDir, startHarness } from './helpers/service.js';
 import { writeTinyModel } from './helpers/tiny-model.js';
 
 let nats: NatsCluster;
@@ -161,6 +162,40 @@ describe('two nodes on three NATS servers', () => {
     // A single node's own secret is not the cluster's: its cursor is refused, never misread.
     const other = await single.match({ limit: 10 });
     expect((await b.match({ limit: 10, cursor: other.body.next_cursor })).body.error).toBe('bad_cursor');
+  });
+});
+
+describe('keys', () => {
+  const gateway = (h: Harness, secret: string) =>
+    h.inject({ method: 'GET', url: '/v1/sources', noAuth: true, headers: { 'x-gateway-key': secret, 'x-gateway-host': GATEWAY_HOST } });
+  const eventually = async (f: () => Promise<boolean>, what: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await f())) {
+      if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('a gateway key made with `keys create` on one node opens every node; revoked there, it opens none', async () => {
+    // The command, as an operator runs it, on node a's data directory.
+    const env = { DATA_DIR: a.env.DATA_DIR, ...clusterEnv('cli'), LOG_LEVEL: 'silent' };
+    const made = cli(['keys', 'create', '--scheme', 'gateway', '--name', 'edge'], env);
+    expect(made.status, made.stderr).toBe(0);
+    const secret = made.stdout.trim().split('\n').pop()!;
+    const id = /created gateway key (\S+)/.exec(made.stdout)![1];
+    await eventually(async () => (await gateway(b, secret)).status === 200, 'node b knows the key');
+    const revoked = cli(['keys', 'revoke', id], env);
+    expect(revoked.status, revoked.stderr).toBe(0);
+    await eventually(async () => (await gateway(b, secret)).status === 401, 'node b refuses the revoked key');
+    await eventually(async () => (await gateway(a, secret)).status === 401, 'node a refuses the revoked key');
+  });
+
+  it("an account's key stays on its node (its wallet is there)", async () => {
+    const acct = a.service.billing.createAccount('solo');
+    const { id } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
+    expect(await a.service.cluster!.shareKey(a.service.keys, id)).toBe(false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.service.keys.get(id)).toBeUndefined();
   });
 });
 

@@ -224,7 +224,7 @@ export const commands: Command[] = [
       },
       name,
     },
-    settings: [...STORE],
+    settings: [...STORE, ...CLUSTER],
     run: ({ config, opts }) => keysCommand(config, ['create'], flags(opts)),
   },
   {
@@ -237,7 +237,7 @@ export const commands: Command[] = [
     name: 'keys revoke',
     args: ['<id>'],
     summary: 'Revoke a key.',
-    settings: [...STORE],
+    settings: [...STORE, ...CLUSTER],
     run: ({ config, args }) => keysCommand(config, ['revoke', args[0]], {}),
   },
   {

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Cluster } from '../cluster/index.js';
 import { publicBaseUrl, type Config } from '../config.js';
 import { AccountEmails, LOGIN_LINK_TTL_MS, SessionStore } from '../dashboard/index.js';
 import { isAppError } from '../errors.js';
@@ -24,7 +25,7 @@ import {
   type Product,
 } from '../platform/index.js';
 import { Store } from '../store/index.js';
-import { UsageError } from './output.js';
+import { UsageError, quietLog } from './output.js';
 
 export interface PlatformFlags {
   scheme?: string;
@@ -41,11 +42,11 @@ export interface PlatformFlags {
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
 /** Runs `f` on the store and billing; a refused operation (no such account, bad plan) exits 1 with its message. */
-async function withStore(config: Config, f: (store: Store, billing: Billing) => number): Promise<number> {
+async function withStore(config: Config, f: (store: Store, billing: Billing) => number | Promise<number>): Promise<number> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
   try {
-    return f(store, new Billing(store));
+    return await f(store, new Billing(store));
   } catch (e) {
     if (!isAppError(e)) throw e;
     process.stderr.write(`newsmatch: ${e.message}\n`);
@@ -66,9 +67,20 @@ const credits = (s: string | undefined): number => {
   return n;
 };
 
+/** Cluster mode: a gateway or operator key made or revoked here reaches every node before the command says so. */
+async function shareKey(config: Config, keys: KeyStore, id: string): Promise<void> {
+  if (config.clusterNatsUrls.length === 0) return;
+  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, quietLog(config));
+  try {
+    await cluster.shareKey(keys, id);
+  } finally {
+    await cluster.close();
+  }
+}
+
 export function keysCommand(config: Config, rest: string[], f: PlatformFlags): Promise<number> {
   const [sub, arg] = rest;
-  return withStore(config, (store, billing) => {
+  return withStore(config, async (store, billing) => {
     const keys = new KeyStore(store);
     switch (sub) {
       case 'create': {
@@ -83,6 +95,7 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
         if (rate === null) throw new UsageError('--rate must look like 10/s, 600/min or 5000/h');
         if (f.account && !billing.account(f.account)) throw new UsageError(`no account ${f.account} (newsmatch accounts create)`);
         const { id, secret } = keys.create({ scheme, name: f.name, account: f.account, scopes, rate });
+        await shareKey(config, keys, id);
         const owner = scheme === 'bearer' ? ` for account ${f.account ?? OPERATOR}` : '';
         out(`created ${scheme} key ${id}${f.name ? ` (${f.name})` : ''}${owner}; the secret is shown only now:\n${secret}`);
         return 0;
@@ -102,6 +115,7 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
           process.stderr.write(`newsmatch: no live key ${arg}\n`);
           return 1;
         }
+        await shareKey(config, keys, arg);
         out(`revoked ${arg}`);
         return 0;
       default:

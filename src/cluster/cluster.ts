@@ -17,6 +17,7 @@ import {
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import { isSharedKey, type KeyRecord, type KeyStore } from '../platform/index.js';
 import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
 import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
@@ -27,6 +28,8 @@ const NODES_BUCKET = 'nm-nodes';
 /** Settings every node shares: the cursor secret, so a cursor one node issued pages on any. */
 const SHARED_BUCKET = 'nm-shared';
 const POLLS_BUCKET = 'nm-polls';
+/** Gateway and operator keys, by id: every node mirrors them into its store (`KeyStore.mirror`). */
+const KEYS_BUCKET = 'nm-keys';
 const POLL_LEASES_BUCKET = 'nm-poll-leases';
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
@@ -59,6 +62,7 @@ export interface ClusterStatus {
 export class Cluster {
   applier: Applier | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
+  #keyWatch: { stop(): void } | null = null;
 
   private constructor(
     readonly settings: ClusterSettings,
@@ -69,6 +73,7 @@ export class Cluster {
     readonly nodes: KV,
     readonly shared: KV,
     readonly polls: PollSchedule,
+    readonly keys: KV,
     readonly log: Logger,
   ) {}
 
@@ -88,7 +93,8 @@ export class Cluster {
         await kvm.create(POLL_LEASES_BUCKET, { replicas, history: 1, ttl: POLL_LEASE_SEC * 1000 }),
         settings.nodeId,
       );
-      return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, log);
+      const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
+      return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, log);
     } catch (e) {
       await nc.close();
       throw e;
@@ -107,6 +113,33 @@ export class Cluster {
         if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence)) throw e;
       }
     }
+  }
+
+  /**
+   * Shares a key made or revoked in `store` with every node (gateway and operator keys; an
+   * account's stay on their node). Resolves once the KV bucket's replicas hold it.
+   */
+  async shareKey(store: KeyStore, id: string): Promise<boolean> {
+    const record = store.record(id);
+    if (!record || !isSharedKey(record)) return false;
+    await this.keys.put(id, JSON.stringify(record));
+    return true;
+  }
+
+  /** Mirrors the shared keys into `store`, now and as they change, until close. */
+  async mirrorKeys(store: KeyStore): Promise<void> {
+    const watch = await this.keys.watch();
+    this.#keyWatch = watch;
+    void (async () => {
+      for await (const e of watch) {
+        if (e.operation !== 'PUT') continue;
+        try {
+          store.mirror(e.json<KeyRecord>());
+        } catch (err) {
+          this.log.error({ err, key: e.key }, 'cluster: mirroring a shared key failed');
+        }
+      }
+    })();
   }
 
   /** Appends revisions to the log: import's and the poller's writer in cluster mode. */
@@ -181,6 +214,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#keyWatch?.stop();
     await this.applier?.stop();
     await this.nc.drain().catch(() => this.nc.close());
   }

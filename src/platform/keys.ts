@@ -41,6 +41,12 @@ const HINT_CHARS = 10;
 /** What is stored of a secret (a key's, a dashboard token's): its SHA-256, hex. */
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
+/**
+ * Keys every node of a cluster knows (cluster mode shares them): gateway keys and the
+ * operator's. A key of an account stays on the node that made it, with its account's wallet.
+ */
+export const isSharedKey = (k: Pick<KeyRecord, 'scheme' | 'account'>): boolean => k.scheme === 'gateway' || (k.account ?? OPERATOR) === OPERATOR;
+
 /** A key as listed: everything but the hash. */
 export type KeyInfo = Omit<KeyRecord, 'hash'>;
 
@@ -99,6 +105,25 @@ export class KeyStore {
       const k = this.#keys.get(id);
       if (!k || k.revokedAt !== null) return false;
       this.#keys.putSync(id, { ...k, revokedAt: Date.now() });
+      return true;
+    });
+  }
+
+  /** A key's whole record, its hash included: what cluster mode shares with the other nodes (src/cluster). */
+  record(id: string): KeyRecord | undefined {
+    return this.#keys.get(id);
+  }
+
+  /**
+   * Stores a key record another node made or changed (cluster mode): as it is, except that a
+   * key revoked here stays revoked. Returns whether anything changed.
+   */
+  mirror(r: KeyRecord): boolean {
+    return this.store.root.transactionSync(() => {
+      const mine = this.#keys.get(r.id);
+      if (mine && (mine.revokedAt !== null || (r.revokedAt === null && mine.hash === r.hash))) return false;
+      this.#keys.putSync(r.id, r);
+      this.#hashes.putSync(r.hash, r.id);
       return true;
     });
   }
