@@ -215,8 +215,6 @@ describe('losing things', () => {
     // Every revision is new to exactly one of the two imports, unchanged to the other.
     expect(sa.newRevisions + sb.newRevisions).toBe(twice.revisions.length);
     expect(sa.unchanged + sb.unchanged).toBe(twice.revisions.length);
-    expect(sa.newRevisions).toBeGreaterThan(0);
-    expect(sb.newRevisions).toBeGreaterThan(0);
     const info = await a.service.cluster!.jsm.streams.info('NM_REVISIONS');
     expect(info.state.last_seq - before).toBe(twice.revisions.length);
   });
@@ -264,7 +262,7 @@ describe('a node killed', () => {
     const killedAt = await new Promise<number>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the node exited (${code}) before it was killed`)));
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        const applied = Number(/applied (\d+)\s*$/.exec(d)?.[1] ?? -1);
+        const applied = Number(/applied (\d+) [\d.]+\s*$/.exec(d)?.[1] ?? -1);
         if (applied > 0 && child.exitCode === null && !child.killed) {
           child.kill('SIGKILL');
           resolve(applied);

@@ -79,7 +79,13 @@ export class Cluster {
 
   /** Connects, and makes the stream and buckets where they do not exist yet. */
   static async open(settings: ClusterSettings, log: Logger): Promise<Cluster> {
-    const nc = await connect({ servers: settings.urls, name: `newsmatch-${settings.nodeId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    const nc = await connect({
+      servers: settings.urls,
+      name: `newsmatch-${settings.nodeId}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      noAsyncTraces: true,
+    });
     try {
       const jsm = await jetstreamManager(nc);
       const js = jetstream(nc);

@@ -1,10 +1,12 @@
 /**
  * A cluster node in a process of its own, for the tests that kill one: opens the service on
  * the environment it is given (DATA_DIR, CLUSTER_NATS_URLS, CLUSTER_NODE_ID), starts its
- * background work (applying the revision log), and prints `applied <seq>` each time that moves.
+ * background work (applying the revision log), and prints `applied <seq> <unix ms>` each time
+ * that moves (the time with a fraction: performance.timeOrigin + performance.now()).
  *
  *   node --import tsx test/helpers/cluster-node.ts
  */
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 
@@ -13,6 +15,6 @@ service.startBackground();
 let last = -1;
 setInterval(() => {
   const applied = service.cluster?.applier?.applied ?? -1;
-  if (applied !== last) process.stdout.write(`applied ${applied}\n`);
+  if (applied !== last) process.stdout.write(`applied ${applied} ${(performance.timeOrigin + performance.now()).toFixed(3)}\n`);
   last = applied;
-}, 5);
+}, 1);
