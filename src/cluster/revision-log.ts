@@ -201,7 +201,7 @@ export class RevisionLog {
     }
     // Pinned before: read it.
     const pinned = await this.articles.get(key);
-    if (!pinned || pinned.operation !== 'PUT') throw new Error(`article ${key}: its shard pin could not be read`);
+    if (pinned?.operation !== 'PUT') throw new Error(`article ${key}: its shard pin could not be read`);
     return { subject: `nm.rev.${pinned.string()}.${key}`, created: false };
   }
 }
