@@ -6,6 +6,7 @@
  * during an import, and a new empty node must catch up from the log and serve.
  */
 import { spawn } from 'node:child_process';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -68,9 +69,16 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const h of [...nodes, single]) await h?.close();
+  for (const h of [...nodes, single]) {
+    const t = Date.now();
+    await h?.close();
+    // Said only when slow: a close is normally well under a second.
+    if (Date.now() - t > 10_000) console.log(`closing node ${h?.env.CLUSTER_NODE_ID ?? 'single'} took ${Date.now() - t} ms`);
+  }
+  const t = Date.now();
   await nats?.stop();
-});
+  if (Date.now() - t > 10_000) console.log(`stopping the NATS servers took ${Date.now() - t} ms`);
+}, 240_000);
 
 describe('what the NATS servers guarantee', () => {
   // The revision log and the poll leases rely on the first (a subject or key created once); the
@@ -277,6 +285,45 @@ describe('a node killed', () => {
     expect(k.service.store.revIds.getCount()).toBe(total);
     const [pa, pk] = [await a.pageAll({ include_edits: true }, 100), await k.pageAll({ include_edits: true }, 100)];
     expect(pk.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+  });
+});
+
+describe('operations', () => {
+  it('cluster status lists the log and the nodes; an unreachable NATS is one line and exit 1', async () => {
+    const status = cli(['cluster', 'status', '--json'], { ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
+    expect(status.status, status.stderr).toBe(0);
+    const s = JSON.parse(status.stdout);
+    expect(s.stream.replicas).toBe(3);
+    expect(s.stream.lastSeq).toBe(a.service.cluster!.revisions.lastSeq);
+    const byNode = new Map(s.nodes.map((n: any) => [n.node, n]));
+    for (const id of ['a', 'b']) expect(byNode.get(id), id).toMatchObject({ caughtUp: true, lag: 0 });
+    const text = cli(['cluster', 'status'], { ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
+    expect(text.stdout).toMatch(/^revision log: \d+ revisions, 3 replicas/);
+    const down = cli(['cluster', 'status'], { CLUSTER_NATS_URLS: 'nats://127.0.0.1:1', CLUSTER_NODE_ID: 'x', LOG_LEVEL: 'silent' });
+    expect(down.status).toBe(1);
+    expect(down.stderr).toMatch(/^newsmatch: cluster mode: no NATS server answered at 127\.0\.0\.1:1 /);
+  });
+
+  it('/metrics shows how far the node applied the log; /readyz is 200 once it has', async () => {
+    const res = await a.inject({ url: '/metrics', headers: a.bearerHeaders, noAuth: true });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.raw).toContain(`newsmatch_cluster_applied_seq ${a.service.cluster!.applier!.applied}`);
+    expect(res.raw).toMatch(/^newsmatch_cluster_pending_revisions 0$/m);
+    expect((await a.inject({ url: '/readyz', noAuth: true })).status).toBe(200);
+  });
+
+  it("a node started on a copy of another node's data directory reads only the log past the copy", async () => {
+    const total = a.service.cluster!.revisions.lastSeq;
+    // Node b stopped, its directory copied (as an operator copies a stopped node), b started again.
+    const copy = join(makeTempDir(), 'data');
+    await b.reopen(() => cpSync(b.env.DATA_DIR, copy, { recursive: true }));
+    const d = await startHarness({ corpus: null, background: true, env: { DATA_DIR: copy, ...clusterEnv('d') } });
+    nodes.push(d);
+    expect(d.service.cluster!.applier!.applied).toBe(total);
+    await caughtUp(d, total);
+    const [pa, pd] = [await a.pageAll({ include_edits: true }, 100), await d.pageAll({ include_edits: true }, 100)];
+    expect(pd.items.map((i) => i.id)).toEqual(pa.items.map((i) => i.id));
+    await caughtUp(b, total);
   });
 });
 

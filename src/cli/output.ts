@@ -1,4 +1,5 @@
 /** What every command prints: the quiet log, the import summary, the outlets' reports; and the usage error (exit 2). */
+import { ClusterError } from '../cluster/index.js';
 import type { Config } from '../config.js';
 import { ModelDirError } from '../embed/index.js';
 import { isAppError } from '../errors.js';
@@ -16,7 +17,7 @@ const SYSTEM_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EEXIST', 'EISDIR', '
  * else, which is a bug and is printed with its stack.
  */
 export function describeFailure(e: unknown): string | null {
-  if (e instanceof ModelDirError || e instanceof EngineLockedError || isAppError(e)) return e.message;
+  if (e instanceof ModelDirError || e instanceof EngineLockedError || e instanceof ClusterError || isAppError(e)) return e.message;
   const code = (e as NodeJS.ErrnoException | null)?.code;
   if (e instanceof Error && code !== undefined && SYSTEM_CODES.has(code)) return e.message;
   return null;

@@ -85,6 +85,7 @@ export class Applier {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#fetch?.stop();
+    // The loop ends within a fetch's wait, or a request's timeout when a server is gone.
     await this.#loop;
     for (const w of this.#waiters.splice(0)) w.resolve();
   }

@@ -33,6 +33,8 @@ const KEYS_BUCKET = 'nm-keys';
 const POLL_LEASES_BUCKET = 'nm-poll-leases';
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
+/** How long a close waits for the connection to drain before it just closes it. */
+const CLOSE_MS = 5000;
 /** Replicas of the log and the buckets: three, or one where the NATS servers are not clustered. */
 const REPLICAS = 3;
 
@@ -59,6 +61,11 @@ export interface ClusterStatus {
   nodes: (NodeReport & { lag: number; consumerPending: number | null })[];
 }
 
+/** Cluster mode cannot start: what is wrong with the NATS servers, in words for the operator. */
+export class ClusterError extends Error {
+  readonly name = 'ClusterError';
+}
+
 export class Cluster {
   applier: Applier | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
@@ -79,13 +86,20 @@ export class Cluster {
 
   /** Connects, and makes the stream and buckets where they do not exist yet. */
   static async open(settings: ClusterSettings, log: Logger): Promise<Cluster> {
-    const nc = await connect({
-      servers: settings.urls,
-      name: `newsmatch-${settings.nodeId}`,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      noAsyncTraces: true,
-    });
+    // URLs may hold credentials: messages name the hosts only.
+    const hosts = settings.urls.map((u) => new URL(u).host).join(', ');
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        servers: settings.urls,
+        name: `newsmatch-${settings.nodeId}`,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        noAsyncTraces: true,
+      });
+    } catch (e) {
+      throw new ClusterError(`cluster mode: no NATS server answered at ${hosts} (${(e as Error).message})`);
+    }
     try {
       const jsm = await jetstreamManager(nc);
       const js = jetstream(nc);
@@ -103,6 +117,11 @@ export class Cluster {
       return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, log);
     } catch (e) {
       await nc.close();
+      if (/jetstream (is )?not enabled|timeout/i.test(String(e))) {
+        throw new ClusterError(
+          `cluster mode: the NATS servers at ${hosts} have no working JetStream (start them with JetStream and, for replicas, routes to each other): ${(e as Error).message}`,
+        );
+      }
       throw e;
     }
   }
@@ -222,7 +241,13 @@ export class Cluster {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#keyWatch?.stop();
     await this.applier?.stop();
-    await this.nc.drain().catch(() => this.nc.close());
+    // A drain waits on the servers; one that never answers does not hold a shutdown.
+    const drained = this.nc.drain().then(
+      () => true,
+      () => false,
+    );
+    if (!(await Promise.race([drained, new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_MS).unref())])))
+      await this.nc.close().catch(() => undefined);
   }
 }
 

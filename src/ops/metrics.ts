@@ -106,6 +106,25 @@ export class OpsMetrics {
         this.set(engineBehind(service));
       },
     });
+    if (service.cluster) {
+      const cluster = service.cluster;
+      new Gauge({
+        name: 'newsmatch_cluster_applied_seq',
+        help: "Cluster mode: the revision log's sequence this node's store holds everything up to.",
+        registers,
+        collect() {
+          this.set(cluster.applier?.applied ?? 0);
+        },
+      });
+      new Gauge({
+        name: 'newsmatch_cluster_pending_revisions',
+        help: 'Cluster mode: revisions in the log this node has not applied, as of its last batch (-1 before the first).',
+        registers,
+        collect() {
+          this.set(cluster.applier?.pending ?? -1);
+        },
+      });
+    }
     new Gauge({
       name: 'newsmatch_keyword_behind_records',
       help: 'Records LMDB holds that keyword search cannot see yet, news revisions and job postings (/readyz is 503 while above 0).',

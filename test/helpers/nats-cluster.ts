@@ -102,7 +102,12 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
           (p) =>
             p &&
             new Promise<void>((resolve) => {
-              p.once('exit', () => resolve());
+              // A JetStream server's orderly stop may take a while on a busy box: 5 s, then kill -9.
+              const hard = setTimeout(() => p.kill('SIGKILL'), 5000);
+              p.once('exit', () => {
+                clearTimeout(hard);
+                resolve();
+              });
               p.kill('SIGTERM');
             }),
         ),
