@@ -29,8 +29,23 @@ describe('config', () => {
     ['MODEL_HUB_URL', 'ftp://hub.example'],
     ['MODEL_HUB_REPO', 'bge-m3'],
     ['MODEL_HUB_REVISION', '../main'],
+    ['CLUSTER_NATS_URLS', 'http://10.0.0.1:4222'],
+    ['CLUSTER_NATS_URLS', 'nats://10.0.0.1:4222,'],
+    ['CLUSTER_NATS_URLS', 'nats://'],
+    ['CLUSTER_NODE_ID', 'node.1'],
+    ['CLUSTER_NODE_ID', 'x'.repeat(65)],
   ])('rejects %s=%s naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('cluster mode: the NATS URLs (credentials never repeated in an error) and a node id it needs', () => {
+    const c = loadConfig({ CLUSTER_NATS_URLS: 'nats://10.0.0.1:4222, tls://user:pw@10.0.0.2:4222', CLUSTER_NODE_ID: 'node_1' });
+    expect(c.clusterNatsUrls).toEqual(['nats://10.0.0.1:4222', 'tls://user:pw@10.0.0.2:4222']);
+    expect(c.clusterNodeId).toBe('node_1');
+    expect(loadConfig({}).clusterNatsUrls).toEqual([]);
+    expect(() => loadConfig({ CLUSTER_NATS_URLS: 'nats://10.0.0.1:4222' })).toThrow('CLUSTER_NATS_URLS needs CLUSTER_NODE_ID');
+    expect(() => loadConfig({ CLUSTER_NATS_URLS: 'https://user:s3cret@x' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CLUSTER_NATS_URLS: 'https://user:s3cret@x' })).not.toThrow('s3cret');
   });
 });

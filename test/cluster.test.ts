@@ -12,7 +12,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RSS, rss2, startFeedServer } from './helpers/feed-server.js';
-import { type Corpus, generateCorpus, writeCorpusJsonl } from './helpers/corpus.js';
+import { type Corpus, generateCorpus, perturb, randUnit, writeCorpusJsonl } from './helpers/corpus.js';
+import { writeArrivals } from './helpers/monitors.js';
 import { type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
 import { itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
@@ -204,6 +205,31 @@ describe('keys', () => {
     expect(await a.service.cluster!.shareKey(a.service.keys, id)).toBe(false);
     await new Promise((r) => setTimeout(r, 300));
     expect(b.service.keys.get(id)).toBeUndefined();
+  });
+});
+
+describe('monitors', () => {
+  it('a monitor on one node matches what another node imported (its store applies the whole log)', async () => {
+    const account = b.service.billing.createAccount('monitor desk').id;
+    const auth = { authorization: `Bearer ${b.service.keys.create({ scheme: 'bearer', account }).secret}` };
+    const rng = new Rng(77);
+    const topic = randUnit(rng);
+    const made = await b.inject({
+      method: 'POST',
+      url: '/v1/monitors',
+      payload: { vector: vec(topic), stream: true, min_score: 0.5 },
+      headers: auth,
+      noAuth: true,
+    });
+    expect(made.status, made.raw).toBe(200);
+    const urls = [0, 1, 2].map((i) => `https://wire.example/cluster-monitor/${i}`);
+    const file = join(makeTempDir(), 'arrivals.jsonl');
+    writeArrivals(file, urls, '2020-01-01T00:00:00Z', () => perturb(rng, topic, 0.2));
+    await a.service.importFile(file);
+    await caughtUp(b, a.service.cluster!.revisions.lastSeq);
+    await b.service.monitors.pump();
+    const events = b.service.monitorStore.eventsAfter(made.body.monitor.id, 0, 10);
+    expect(events.flatMap((e) => e.items.map((i: any) => i.source_url)).sort()).toEqual(urls);
   });
 });
 

@@ -20,6 +20,9 @@ export interface WriteTask {
   close?: boolean;
 }
 
+/** How long a close waits for the writer's task in flight (a batch takes tens of milliseconds). */
+const CLOSE_WAIT_MS = 10_000;
+
 export class KeywordWriter {
   #pool: Piscina | null = null;
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -42,14 +45,20 @@ export class KeywordWriter {
     return p;
   }
 
-  /** Lets the task in flight finish (a task ends between transactions), then closes the thread's handles. */
+  /**
+   * Lets the task in flight finish (a task ends between transactions), then closes the thread's
+   * handles. A task not done within CLOSE_WAIT_MS (a thread that never came up: seen in tests
+   * with several services in one process, a thread started just before close) is given up and
+   * the thread ended: the index is derived, and SQLite rolls back a transaction cut short.
+   */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([...this.#inFlight].map((p) => p.catch(() => undefined)));
+    const settled = Promise.all([...this.#inFlight].map((p) => p.catch(() => undefined))).then(() => true);
+    const done = await Promise.race([settled, new Promise<false>((r) => setTimeout(() => r(false), CLOSE_WAIT_MS).unref())]);
     const pool = this.#pool;
     this.#pool = null;
     if (pool) {
-      if (pool.threads.length > 0) await pool.run({ store: this.store, file: this.file, corpus: 'news', budget: 0, close: true } satisfies WriteTask);
+      if (done && pool.threads.length > 0) await pool.run({ store: this.store, file: this.file, corpus: 'news', budget: 0, close: true } satisfies WriteTask);
       await pool.destroy();
     }
   }
