@@ -330,16 +330,39 @@ describe('operations', () => {
     expect(down.stderr).toMatch(/^newsmatch: cluster mode: no NATS server answered at 127\.0\.0\.1:1 /);
   });
 
+  it('`newsmatch import` with CLUSTER_NATS_URLS appends to the log from outside any node, and every node gets it', async () => {
+    const extra = generateCorpus({ ...MEDIUM, seed: 3131, articles: 20 });
+    const file = join(makeTempDir(), 'cli.jsonl');
+    writeCorpusJsonl(extra, file);
+    const res = cli(['import', file], { DATA_DIR: join(makeTempDir(), 'none'), ...clusterEnv('importer'), LOG_LEVEL: 'silent' });
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout + res.stderr).toContain(`${extra.revisions.length} new revisions`);
+    const info = await a.service.cluster!.jsm.streams.info('NM_REVISIONS');
+    const urls = new Set(extra.revisions.map((r) => r.url));
+    for (const h of [a, b]) {
+      await caughtUp(h, info.state.last_seq);
+      const found = (await h.pageAll({ include_edits: true }, 100)).items.filter((i) => urls.has(i.source_url));
+      expect(found.length).toBe(extra.revisions.length);
+    }
+  });
+
   it('/metrics shows how far the node applied the log; /readyz is 200 once it has', async () => {
     const res = await a.inject({ url: '/metrics', headers: a.bearerHeaders, noAuth: true });
     expect(res.status, res.raw).toBe(200);
     expect(res.raw).toContain(`newsmatch_cluster_applied_seq ${a.service.cluster!.applier!.applied}`);
     expect(res.raw).toMatch(/^newsmatch_cluster_pending_revisions 0$/m);
-    expect((await a.inject({ url: '/readyz', noAuth: true })).status).toBe(200);
+    // Ready once the engine and the keyword index hold what was applied (a probe starts that catch-up).
+    const deadline = Date.now() + 30_000;
+    while ((await a.inject({ url: '/readyz', noAuth: true })).status !== 200) {
+      if (Date.now() > deadline) throw new Error(`not ready: ${(await a.inject({ url: '/readyz', noAuth: true })).raw}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   });
 
   it("a node started on a copy of another node's data directory reads only the log past the copy", async () => {
-    const total = a.service.cluster!.revisions.lastSeq;
+    // The log as it stands: `newsmatch import` appended to it from outside any node too.
+    const total = (await a.service.cluster!.jsm.streams.info('NM_REVISIONS')).state.last_seq;
+    await caughtUp(b, total);
     // Node b stopped, its directory copied (as an operator copies a stopped node), b started again.
     const copy = join(makeTempDir(), 'data');
     await b.reopen(() => cpSync(b.env.DATA_DIR, copy, { recursive: true }));

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { importFile } from '../ingest/index.js';
+import { importFile, type ImportHooks, type ImportSummary } from '../ingest/index.js';
 import { EngineLockedError } from '../search/index.js';
 import { Cluster } from '../cluster/index.js';
 import { chunkSettings, clusterWriter, importEmbedHook, openEmbedder, openService, type Service } from '../service.js';
@@ -35,21 +35,16 @@ export async function importCommand(config: Config, file: string): Promise<numbe
   if ('store' in opened) {
     const { store } = opened;
     const embedder = await openEmbedder(config, quietLog(config));
-    const progress = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
-    try {
-      const summary = await importFile(store, file, {
-        embed: importEmbedHook(config, store, embedder),
-        onProgress: (bytes, lines) => progress.update(bytes, lines),
-        onReject: (line, reason) => progress.log(`line ${line}: ${reason}`),
-      });
-      progress.stop();
-      printSummary(file, summary);
-      return summary.rejected > 0 ? 1 : 0;
-    } finally {
-      progress.stop();
-      await embedder?.close();
-      await store.close();
-    }
+    return importWithProgress(
+      file,
+      size,
+      'imported',
+      (hooks) => importFile(store, file, { embed: importEmbedHook(config, store, embedder), ...hooks }),
+      async () => {
+        await embedder?.close();
+        await store.close();
+      },
+    );
   }
   const { service } = opened;
   const reading = startProgress({ label: 'importing', verb: 'imported', unit: 'lines', total: size });
@@ -91,10 +86,29 @@ async function clusterImport(config: Config, file: string, size: number): Promis
     await cluster.close();
     throw e;
   });
-  const progress = startProgress({ label: 'importing', verb: 'appended', unit: 'lines', total: size });
+  return importWithProgress(
+    file,
+    size,
+    'appended',
+    (hooks) => importFile(null, file, { write: clusterWriter(cluster, embedder, chunkSettings(config)), ...hooks }),
+    async () => {
+      await embedder?.close();
+      await cluster.close();
+    },
+  );
+}
+
+/** An import with a progress bar and its summary printed (exit 1 when a line was refused); `done` closes what it used. */
+async function importWithProgress(
+  file: string,
+  size: number,
+  verb: string,
+  run: (hooks: Pick<ImportHooks, 'onProgress' | 'onReject'>) => Promise<ImportSummary>,
+  done: () => Promise<void>,
+): Promise<number> {
+  const progress = startProgress({ label: 'importing', verb, unit: 'lines', total: size });
   try {
-    const summary = await importFile(null, file, {
-      write: clusterWriter(cluster, embedder, chunkSettings(config)),
+    const summary = await run({
       onProgress: (bytes, lines) => progress.update(bytes, lines),
       onReject: (line, reason) => progress.log(`line ${line}: ${reason}`),
     });
@@ -103,8 +117,7 @@ async function clusterImport(config: Config, file: string, size: number): Promis
     return summary.rejected > 0 ? 1 : 0;
   } finally {
     progress.stop();
-    await embedder?.close();
-    await cluster.close();
+    await done();
   }
 }
 

@@ -33,6 +33,8 @@ const KEYS_BUCKET = 'nm-keys';
 const POLL_LEASES_BUCKET = 'nm-poll-leases';
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
+/** How long opening keeps trying while JetStream is not answering (leaders being elected). */
+const OPEN_RETRY_MS = 30_000;
 /** How long a close waits for the connection to drain before it just closes it. */
 const CLOSE_MS = 5000;
 /** Replicas of the log and the buckets: three, or one where the NATS servers are not clustered. */
@@ -100,30 +102,44 @@ export class Cluster {
     } catch (e) {
       throw new ClusterError(`cluster mode: no NATS server answered at ${hosts} (${(e as Error).message})`);
     }
-    try {
-      const jsm = await jetstreamManager(nc);
-      const js = jetstream(nc);
-      const replicas = await ensureStream(jsm, log);
-      const kvm = new Kvm(nc);
-      const articles = await kvm.create(ARTICLES_BUCKET, { replicas, history: 1 });
-      const nodes = await kvm.create(NODES_BUCKET, { replicas, history: 1 });
-      const shared = await kvm.create(SHARED_BUCKET, { replicas, history: 1 });
-      const polls = new PollSchedule(
-        await kvm.create(POLLS_BUCKET, { replicas, history: 1 }),
-        await kvm.create(POLL_LEASES_BUCKET, { replicas, history: 1, ttl: POLL_LEASE_SEC * 1000 }),
-        settings.nodeId,
-      );
-      const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
-      return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, log);
-    } catch (e) {
-      await nc.close();
-      if (/jetstream (is )?not enabled|timeout/i.test(String(e))) {
-        throw new ClusterError(
-          `cluster mode: the NATS servers at ${hosts} have no working JetStream (start them with JetStream and, for replicas, routes to each other): ${(e as Error).message}`,
-        );
+    // JetStream may be electing its leaders (a server just restarted, a cluster just formed):
+    // setting up is tried again for a while before the node gives up.
+    const deadline = Date.now() + OPEN_RETRY_MS;
+    for (;;) {
+      try {
+        return await Cluster.#setUp(settings, nc, log);
+      } catch (e) {
+        const transient = /jetstream (is )?not enabled|timeout|temporarily unavailable|no suitable peers|insufficient resources/i.test(String(e));
+        if (transient && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 500));
+          continue;
+        }
+        await nc.close();
+        if (transient) {
+          throw new ClusterError(
+            `cluster mode: the NATS servers at ${hosts} have no working JetStream (start them with JetStream and, for replicas, routes to each other): ${(e as Error).message}`,
+          );
+        }
+        throw e;
       }
-      throw e;
     }
+  }
+
+  static async #setUp(settings: ClusterSettings, nc: NatsConnection, log: Logger): Promise<Cluster> {
+    const jsm = await jetstreamManager(nc);
+    const js = jetstream(nc);
+    const replicas = await ensureStream(jsm, log, nc.info?.cluster !== undefined);
+    const kvm = new Kvm(nc);
+    const articles = await kvm.create(ARTICLES_BUCKET, { replicas, history: 1 });
+    const nodes = await kvm.create(NODES_BUCKET, { replicas, history: 1 });
+    const shared = await kvm.create(SHARED_BUCKET, { replicas, history: 1 });
+    const polls = new PollSchedule(
+      await kvm.create(POLLS_BUCKET, { replicas, history: 1 }),
+      await kvm.create(POLL_LEASES_BUCKET, { replicas, history: 1, ttl: POLL_LEASE_SEC * 1000 }),
+      settings.nodeId,
+    );
+    const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
+    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, log);
   }
 
   /** The cluster's cursor secret: made by the first node that asks, read by the others. */
@@ -252,7 +268,7 @@ export class Cluster {
 }
 
 /** Makes the revision stream if missing; returns the replica count in use. */
-async function ensureStream(jsm: JetStreamManager, log: Logger): Promise<number> {
+async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boolean): Promise<number> {
   const existing = await jsm.streams.info(REVISION_STREAM).catch(() => null);
   if (existing) return existing.config.num_replicas;
   const config = { name: REVISION_STREAM, subjects: [REVISION_SUBJECTS], storage: StorageType.File, duplicate_window: 120_000_000_000 };
@@ -260,8 +276,9 @@ async function ensureStream(jsm: JetStreamManager, log: Logger): Promise<number>
     await jsm.streams.add({ ...config, num_replicas: REPLICAS });
     return REPLICAS;
   } catch (e) {
-    // A single NATS server (development): one copy, said loudly.
-    if (!/replicas > 1 not supported|insufficient resources/i.test(String(e))) throw e;
+    // A single NATS server (development): one copy, said loudly. A cluster short of servers
+    // is not one: opening waits for them (never a log with fewer copies than asked).
+    if (clustered || !/replicas > 1 not supported|insufficient resources/i.test(String(e))) throw e;
     log.warn(`cluster: the NATS servers cannot keep ${REPLICAS} replicas; the revision log has one copy (development only)`);
     await jsm.streams.add({ ...config, num_replicas: 1 });
     return 1;
