@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
-import { Cluster } from './cluster/index.js';
+import { Cluster, clusterSettings } from './cluster/index.js';
 import { Embedder, embedRevisions, textOf, type ChunkSettings } from './embed/index.js';
 import { liveScrapers, ParsePool, type LiveScrapers } from './live/index.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
@@ -94,7 +94,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   let cluster: Cluster | null = null;
   if (config.clusterNatsUrls.length > 0) {
     try {
-      cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log);
+      cluster = await Cluster.open(clusterSettings(config), log);
     } catch (e) {
       await store.close();
       throw e;

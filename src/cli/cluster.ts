@@ -1,12 +1,12 @@
 /** `cluster status`: the cluster as NATS holds it (the revision log, every node's last report). */
 import type { Config } from '../config.js';
-import { Cluster } from '../cluster/index.js';
+import { Cluster, clusterSettings } from '../cluster/index.js';
 import { UsageError, quietLog } from './output.js';
 
 export async function clusterStatusCommand(config: Config, json: boolean): Promise<number> {
   if (config.clusterNatsUrls.length === 0)
     throw new UsageError('cluster status needs CLUSTER_NATS_URLS (or --cluster-nats-urls): the NATS servers of the cluster');
-  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId ?? 'status' }, quietLog(config));
+  const cluster = await Cluster.open(clusterSettings(config, config.clusterNodeId ?? 'status'), quietLog(config));
   try {
     const s = await cluster.status();
     if (json) {

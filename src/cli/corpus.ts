@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { importFile, type ImportHooks, type ImportSummary } from '../ingest/index.js';
 import { EngineLockedError } from '../search/index.js';
-import { Cluster } from '../cluster/index.js';
+import { Cluster, clusterSettings } from '../cluster/index.js';
 import { chunkSettings, clusterWriter, importEmbedHook, openEmbedder, openService, type Service } from '../service.js';
 import { embedBacklog } from '../embed/index.js';
 import { JobStore } from '../jobs/index.js';
@@ -81,7 +81,7 @@ export async function importCommand(config: Config, file: string): Promise<numbe
  */
 async function clusterImport(config: Config, file: string, size: number): Promise<number> {
   const log = quietLog(config);
-  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log);
+  const cluster = await Cluster.open(clusterSettings(config), log);
   const embedder = await openEmbedder(config, log).catch(async (e) => {
     await cluster.close();
     throw e;

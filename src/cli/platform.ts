@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Cluster } from '../cluster/index.js';
+import { Cluster, clusterSettings } from '../cluster/index.js';
 import { publicBaseUrl, type Config } from '../config.js';
 import { AccountEmails, LOGIN_LINK_TTL_MS, SessionStore } from '../dashboard/index.js';
 import { isAppError } from '../errors.js';
@@ -70,7 +70,7 @@ const credits = (s: string | undefined): number => {
 /** Cluster mode: a gateway or operator key made or revoked here reaches every node before the command says so. */
 async function shareKey(config: Config, keys: KeyStore, id: string): Promise<void> {
   if (config.clusterNatsUrls.length === 0) return;
-  const cluster = await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, quietLog(config));
+  const cluster = await Cluster.open(clusterSettings(config), quietLog(config));
   try {
     await cluster.shareKey(keys, id);
   } finally {

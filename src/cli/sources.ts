@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { OutletError, Outlets } from '../ingest/index.js';
 import { formatTime } from '../time.js';
 import { EngineLockedError } from '../search/index.js';
-import { Cluster } from '../cluster/index.js';
+import { Cluster, clusterSettings } from '../cluster/index.js';
 import { chunkSettings, clusterWriter, createPoller, openEmbedder, openService, type Service } from '../service.js';
 import { Store } from '../store/index.js';
 import { UsageError, quietLevel, quietLog, printReports } from './output.js';
@@ -96,7 +96,7 @@ async function ingestBesideServer(config: Config): Promise<number> {
   const log = quietLog(config);
   const embedder = await openEmbedder(config, log);
   // Cluster mode: what the round finds goes to the revision log, like the server's own rounds.
-  const cluster = config.clusterNatsUrls.length > 0 ? await Cluster.open({ urls: config.clusterNatsUrls, nodeId: config.clusterNodeId! }, log) : null;
+  const cluster = config.clusterNatsUrls.length > 0 ? await Cluster.open(clusterSettings(config), log) : null;
   const write = cluster ? clusterWriter(cluster, embedder, chunkSettings(config)) : undefined;
   const poller = createPoller(
     config,

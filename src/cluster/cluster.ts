@@ -5,23 +5,16 @@
  * Every node serves every shard (a full replica): queries are answered from the local view.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  type JetStreamClient,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-  StorageType,
-} from '@nats-io/jetstream';
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import { isSharedKey, type KeyRecord, type KeyStore } from '../platform/index.js';
 import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
 import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
-import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog } from './revision-log.js';
+import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog, takenAlready } from './revision-log.js';
 
 const ARTICLES_BUCKET = 'nm-articles';
 const NODES_BUCKET = 'nm-nodes';
@@ -39,6 +32,12 @@ const OPEN_RETRY_MS = 30_000;
 const CLOSE_MS = 5000;
 /** Replicas of the log and the buckets: three, or one where the NATS servers are not clustered. */
 const REPLICAS = 3;
+
+/** The cluster settings of a Config (cluster mode on: CLUSTER_NATS_URLS set); `nodeId` stands in where a command has none. */
+export const clusterSettings = (config: Pick<Config, 'clusterNatsUrls' | 'clusterNodeId'>, nodeId = config.clusterNodeId): ClusterSettings => ({
+  urls: config.clusterNatsUrls,
+  nodeId: nodeId!,
+});
 
 export interface ClusterSettings {
   urls: string[];
@@ -151,7 +150,7 @@ export class Cluster {
         await this.shared.create('cursor-secret', randomBytes(32).toString('base64'));
       } catch (e) {
         // Made by another node between the read and the create: read it.
-        if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence)) throw e;
+        if (!takenAlready(e)) throw e;
       }
     }
   }

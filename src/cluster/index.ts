@@ -1,2 +1,2 @@
-export { Cluster, ClusterError, type ClusterStatus, type NodeReport } from './cluster.js';
+export { Cluster, ClusterError, clusterSettings, type ClusterStatus, type NodeReport } from './cluster.js';
 export { articleKey, shardOf } from './revision-log.js';

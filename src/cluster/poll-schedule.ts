@@ -6,8 +6,8 @@
  * Lease keys expire after POLL_LEASE_SEC (the bucket's age limit): a node that died holding
  * one lets another take the outlet over then.
  */
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { takenAlready } from './revision-log.js';
 
 /** How long a lease lasts: longer than any poll of one outlet (its feeds and pages, each under its deadline). */
 export const POLL_LEASE_SEC = 600;
@@ -36,7 +36,7 @@ export class PollSchedule {
       return { ok: true };
     } catch (e) {
       // Another node took this poll.
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) return { ok: false };
+      if (takenAlready(e)) return { ok: false };
       throw e;
     }
   }

@@ -22,6 +22,9 @@ import { decodeHistory, encodeRevision, type LoggedRevision } from './codec.js';
 export const REVISION_STREAM = 'NM_REVISIONS';
 export const REVISION_SUBJECTS = 'nm.rev.>';
 
+/** A create (an empty subject or an absent key expected) refused: another writer made it first. */
+export const takenAlready = (e: unknown): boolean => e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence;
+
 /** The shard of an article first published at `unixSeconds`: its month, UTC (`2026-11`). */
 export const shardOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 7);
 
@@ -144,7 +147,7 @@ export class RevisionLog {
       return { status: 'new', ord: null, first: decided.first };
     } catch (e) {
       // Another writer filled the slot first.
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) return null;
+      if (takenAlready(e)) return null;
       throw e;
     }
   }
@@ -197,7 +200,7 @@ export class RevisionLog {
       await this.articles.create(key, shard);
       return { subject: `nm.rev.${shard}.${key}`, created: true };
     } catch (e) {
-      if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence)) throw e;
+      if (!takenAlready(e)) throw e;
     }
     // Pinned before: read it.
     const pinned = await this.articles.get(key);
