@@ -13,6 +13,10 @@
  * - catchup_s_per_million: a new empty node's time to apply the whole log and index it, per
  *   million chunks.
  * - The import itself: lines/s through the log (node a) against the single node's import.
+ * - The wallet: metered calls' debits a second (Billing.charge, 64 in flight a node) on the
+ *   single node's journal and through the wallet log: one account on one node, one account
+ *   charged by two nodes at once (every lost slot computed again), 100 accounts on one node;
+ *   and a debit's latency. Printed as a second line, `cluster-wallet: …`.
  *
  * Timings are medians or percentiles of this run; only the ratios compare.
  */
@@ -167,9 +171,54 @@ try {
   const catchupS = (performance.now() - t0) / 1000;
   console.log(`\nnew node: applied and indexed ${total} revisions (${c.service.store.nextLabel()} chunks) in ${catchupS.toFixed(1)} s`);
 
+  // ---- the wallet: debits a second ----
+  const charging = async (n: Node, accounts: string[], total: number, tag: string) => {
+    const latencies: number[] = [];
+    let next = 0;
+    const t = performance.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < total; i = next++) {
+          const t1 = performance.now();
+          await n.service.billing.charge(accounts[i % accounts.length], 'sources', { requestId: `${tag}-${i}`, keyId: 'bench' });
+          latencies.push(performance.now() - t1);
+        }
+      }),
+    );
+    return { perS: total / ((performance.now() - t) / 1000), latencies };
+  };
+  const CHARGES = envInt('BENCH_CHARGES', 20_000);
+  const rich = async (n: Node) => {
+    const acct = await n.service.billing.createAccountShared('bench');
+    await n.service.billing.buyShared(acct.id, 10_000_000);
+    // Cluster nodes know the account once their journal has it from the wallet log.
+    for (const m of [a, c]) while (n !== single && !m.service.billing.subscription(acct.id, 'sources')) await new Promise((r) => setTimeout(r, 10));
+    return acct.id;
+  };
+  const singleWallet = await charging(single, [await rich(single)], CHARGES, 's');
+  const oneAccount = await charging(a, [await rich(a)], CHARGES, 'a1');
+  const shared = await rich(a);
+  const t2 = performance.now();
+  const [onA, onC] = await Promise.all([charging(a, [shared], CHARGES / 2, 'a2'), charging(c, [shared], CHARGES / 2, 'c2')]);
+  const twoNodes = CHARGES / ((performance.now() - t2) / 1000);
+  const many: string[] = [];
+  for (let i = 0; i < 100; i++) many.push(await rich(a));
+  const manyAccounts = await charging(a, many, CHARGES, 'a3');
+  const wLat = [...oneAccount.latencies, ...onA.latencies, ...onC.latencies, ...manyAccounts.latencies];
+  console.log(
+    `\nwallet: single node ${singleWallet.perS.toFixed(0)} debits/s (p50 ${pct(singleWallet.latencies, 50).toFixed(1)} ms); through the wallet log: ` +
+      `one account ${oneAccount.perS.toFixed(0)}/s, one account on two nodes ${twoNodes.toFixed(0)}/s, 100 accounts ${manyAccounts.perS.toFixed(0)}/s ` +
+      `(p50 ${pct(wLat, 50).toFixed(1)} ms, p99 ${pct(wLat, 99).toFixed(1)} ms)`,
+  );
+
   console.log(
     `\ncluster: overhead_p50=${(pct(all.cluster, 50) / pct(all.single, 50)).toFixed(2)} overhead_p99=${(pct(all.cluster, 99) / pct(all.single, 99)).toFixed(2)} ` +
       `lag_p99_ms=${pct(lags, 99).toFixed(0)} catchup_s_per_million=${((catchupS * 1e6) / c.service.store.nextLabel()).toFixed(0)}`,
+  );
+  console.log(
+    `cluster-wallet: single_debits_per_s=${singleWallet.perS.toFixed(0)} one_account_debits_per_s=${oneAccount.perS.toFixed(0)} ` +
+      `two_nodes_one_account_debits_per_s=${twoNodes.toFixed(0)} many_accounts_debits_per_s=${manyAccounts.perS.toFixed(0)} ` +
+      `debit_p50_ms=${pct(wLat, 50).toFixed(1)} debit_p99_ms=${pct(wLat, 99).toFixed(1)}`,
   );
   for (const n of [single, a, c]) await close(n);
 } finally {

@@ -146,9 +146,14 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   );
   const parsers = new ParsePool(config.liveParseThreads);
   const outlets = new Outlets(store);
-  const billing = new Billing(store, clock, log);
+  // Cluster mode: one wallet across nodes, each account's ledger a chain in the wallet log.
+  const billing = new Billing(store, clock, log, undefined, cluster?.wallet);
   const disabled = new Set(config.productsDisabled);
-  const metering = new Metering(billing, new RateLimiter(clock), { disabled, maxInflight: (p) => config[`maxInflight_${p}`] });
+  const metering = new Metering(billing, new RateLimiter(clock), {
+    disabled,
+    maxInflight: (p) => config[`maxInflight_${p}`],
+    nodes: cluster ? () => cluster.liveNodes() : undefined,
+  });
 
   const pollListeners = new Set<(outlet: string, ok: boolean) => void>();
   const sync = () => {
@@ -214,6 +219,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // What close() closes after matching and delivery have stopped, in order. close() also saves
   // the catalog for a fast next start; a start that failed need not.
   const closeParts = async (saveCatalog: boolean) => {
+    // Charges still being appended to the wallet log land before its connection goes.
+    await billing.drain();
     await cluster?.close();
     await webhookClient.close();
     await live.close();
@@ -329,6 +336,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
         })
         .catch((e) => log.error({ err: e }, 'cluster: starting to apply the revision log failed'));
       cluster?.mirrorKeys(keys).catch((e) => log.error({ err: e }, 'cluster: mirroring the shared keys failed'));
+      cluster?.startWallet(billing).catch((e) => log.error({ err: e }, 'cluster: starting to apply the wallet log failed'));
     },
     async importFile(file, hooks = {}) {
       // Matched behind the import, not beside it (MONITOR_YIELD_MS): `monitors.pump()` resolves once caught up.

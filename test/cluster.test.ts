@@ -58,6 +58,14 @@ async function caughtUp(h: Harness, seq: number, ms = 60_000): Promise<void> {
   await h.service.catchUp();
 }
 
+async function eventually(f: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await f())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms / 1000} s: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 beforeAll(async () => {
   nats = await startNatsCluster(3);
   single = await startHarness({ corpus: MEDIUM });
@@ -177,13 +185,6 @@ describe('two nodes on three NATS servers', () => {
 describe('keys', () => {
   const gateway = (h: Harness, secret: string) =>
     h.inject({ method: 'GET', url: '/v1/sources', noAuth: true, headers: { 'x-gateway-key': secret, 'x-gateway-host': GATEWAY_HOST } });
-  const eventually = async (f: () => Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await f())) {
-      if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
 
   it('a gateway key made with `keys create` on one node opens every node; revoked there, it opens none', async () => {
     // The command, as an operator runs it, on node a's data directory.
@@ -198,19 +199,97 @@ describe('keys', () => {
     await eventually(async () => (await gateway(b, secret)).status === 401, 'node b refuses the revoked key');
     await eventually(async () => (await gateway(a, secret)).status === 401, 'node a refuses the revoked key');
   });
+});
 
-  it("an account's key stays on its node (its wallet is there)", async () => {
-    const acct = a.service.billing.createAccount('solo');
-    const { id } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
-    expect(await a.service.cluster!.shareKey(a.service.keys, id)).toBe(false);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(b.service.keys.get(id)).toBeUndefined();
+describe('one wallet across nodes', () => {
+  /** Resolves once `h`'s journal holds the wallet log as far as any node appended to it. */
+  const walletCaughtUp = (h: Harness) => {
+    const end = Math.max(...[a, b].map((n) => n.service.billing.lastSharedPosition()));
+    return eventually(() => h.service.cluster!.walletApplier!.applied >= end, `node ${h.env.CLUSTER_NODE_ID} applies the wallet log to ${end}`);
+  };
+  const charges = (h: Harness, account: string, n: number, tag: string) =>
+    Array.from({ length: n }, (_, i) =>
+      h.service.billing.charge(account, 'sources', { requestId: `${tag}-${i}`, keyId: 'k' }).then(
+        () => 'ok',
+        (e) => String(e.code ?? e),
+      ),
+    );
+  const count = (xs: string[], x: string) => xs.filter((y) => y === x).length;
+
+  it('an account made with `accounts create`, and its Bearer key, work on every node, charged to one wallet', async () => {
+    const env = { DATA_DIR: a.env.DATA_DIR, ...clusterEnv('cli'), LOG_LEVEL: 'silent' };
+    const made = cli(['accounts', 'create', '--name', 'shared'], env);
+    expect(made.status, made.stderr).toBe(0);
+    const id = made.stdout.trim().split('\n').pop()!;
+    const key = cli(['keys', 'create', '--account', id], env);
+    expect(key.status, key.stderr).toBe(0);
+    const secret = key.stdout.trim().split('\n').pop()!;
+    const call = (h: Harness) => h.inject({ method: 'GET', url: '/v1/sources', noAuth: true, headers: { authorization: `Bearer ${secret}` } });
+    await eventually(async () => (await call(b)).status === 200, 'node b knows the account and its key');
+    const onA = await call(a);
+    expect(onA.status).toBe(200);
+    // Two calls (and the ones that found the key unknown or the account not subscribed yet, uncharged) on two nodes, one wallet.
+    expect(Number(onA.headers['x-credits-remaining'])).toBe(248);
+    await walletCaughtUp(a);
+    await walletCaughtUp(b);
+    expect(a.service.billing.balance(id)).toBe(b.service.billing.balance(id));
+    expect(a.service.billing.entries(id)).toEqual(b.service.billing.entries(id));
+  });
+
+  it('two nodes charging one wallet at once, while the wallet log loses a server, serve exactly as many calls as it has credits', async () => {
+    const acct = await a.service.billing.createAccountShared('race');
+    await eventually(() => b.service.billing.subscription(acct.id, 'sources') !== undefined, 'node b has the account');
+    // The wallet log's leader dies while the calls are being charged.
+    const leader = (await a.service.cluster!.jsm.streams.info('NM_WALLET')).cluster!.leader!;
+    const racing = [...charges(a, acct.id, 200, 'a'), ...charges(b, acct.id, 200, 'b')];
+    const killed = Number(leader.slice(1));
+    await new Promise((r) => setTimeout(r, 20));
+    nats.kill(killed);
+    const results = await Promise.all(racing);
+    await nats.start(killed);
+    expect(count(results, 'ok')).toBe(250);
+    expect(count(results, 'quota_exceeded')).toBe(150);
+    // Credits granted through one node are spent through both, exactly.
+    await b.service.billing.grantShared(acct.id, 50);
+    const more = await Promise.all([...charges(a, acct.id, 40, 'a2'), ...charges(b, acct.id, 40, 'b2')]);
+    expect(count(more, 'ok')).toBe(50);
+    await walletCaughtUp(a);
+    await walletCaughtUp(b);
+    const ledger = a.service.billing.entries(acct.id);
+    expect(b.service.billing.entries(acct.id)).toEqual(ledger);
+    // The ledger is one chain: seqs 1..n, each debit's request once, and it sums to the balance.
+    expect(ledger.map((e) => e.seq)).toEqual(ledger.map((_, i) => i + 1));
+    const debits = ledger.filter((e) => e.kind === 'debit');
+    expect(debits.length).toBe(300);
+    expect(new Set(debits.map((e) => e.requestId)).size).toBe(300);
+    expect(ledger.reduce((n, e) => n + e.credits, 0)).toBe(0);
+    for (const h of [a, b]) expect(h.service.billing.balance(acct.id)).toBe(0);
+  });
+
+  it("rate limits: each node admits its share of the plan's limit (the quota over the nodes serving)", async () => {
+    const acct = await a.service.billing.createAccountShared('rates');
+    const { id, secret } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
+    expect(await a.service.cluster!.shareKey(a.service.keys, id)).toBe(true);
+    await eventually(() => b.service.keys.get(id) !== undefined && b.service.billing.subscription(acct.id, 'sources') !== undefined, 'node b has the key');
+    for (const h of [a, b]) {
+      // The free plan: 10 calls a minute in all, ceil(10 / n) on each of n nodes.
+      const n = h.service.cluster!.liveNodes();
+      if (n !== 2) console.log(JSON.stringify((await h.service.cluster!.status()).nodes));
+      expect(n).toBe(2);
+      const share = Math.ceil(10 / n);
+      const got: number[] = [];
+      for (let i = 0; i < share + 2; i++)
+        got.push((await h.inject({ method: 'GET', url: '/v1/sources', noAuth: true, headers: { authorization: `Bearer ${secret}` } })).status);
+      expect(got.filter((s) => s === 200).length, `node ${h.env.CLUSTER_NODE_ID}`).toBe(share);
+      expect(got.filter((s) => s === 429).length).toBe(2);
+    }
   });
 });
 
 describe('monitors', () => {
   it('a monitor on one node matches what another node imported (its store applies the whole log)', async () => {
-    const account = b.service.billing.createAccount('monitor desk').id;
+    const account = (await b.service.billing.createAccountShared('monitor desk')).id;
+    await eventually(() => b.service.billing.subscription(account, 'monitors') !== undefined, 'node b has the account');
     const auth = { authorization: `Bearer ${b.service.keys.create({ scheme: 'bearer', account }).secret}` };
     const rng = new Rng(77);
     const topic = randUnit(rng);
@@ -317,6 +396,44 @@ describe('a node killed', () => {
   });
 });
 
+describe('a node killed while it charges', () => {
+  it('kill -9 of a node during metered load: every charge it acknowledged is in the wallet, once, and the ledger adds up', async () => {
+    const acct = await a.service.billing.createAccountShared('killed');
+    await a.service.billing.buyShared(acct.id, 1_000_000);
+    await eventually(() => a.service.billing.subscription(acct.id, 'sources') !== undefined, 'node a has the account');
+    const dir = makeTempDir();
+    const env = { ...process.env, DATA_DIR: join(dir, 'data'), ...clusterEnv('m'), CHARGE_ACCOUNT: acct.id };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/cluster-node.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => child.once('exit', r));
+    const acknowledged: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the node exited (${code}) before it was killed`)));
+      let rest = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        const lines = (rest + d).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) if (line.startsWith('charged ')) acknowledged.push(line.slice(8));
+        // Node a charges the same wallet meanwhile.
+        if (acknowledged.length >= 300 && child.exitCode === null && !child.killed) {
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+      void Promise.all(Array.from({ length: 100 }, (_, i) => a.service.billing.charge(acct.id, 'sources', { requestId: `a-${i}`, keyId: 'k' })));
+    });
+    await exited;
+    const end = (await a.service.cluster!.jsm.streams.info('NM_WALLET')).state.last_seq;
+    await eventually(() => a.service.cluster!.walletApplier!.applied >= end, 'node a applies the whole wallet log');
+    const ledger = a.service.billing.entries(acct.id);
+    expect(ledger.map((e) => e.seq)).toEqual(ledger.map((_, i) => i + 1));
+    const debits = ledger.filter((e) => e.kind === 'debit').map((e) => e.requestId!);
+    expect(new Set(debits).size).toBe(debits.length);
+    const logged = new Set(debits);
+    expect(acknowledged.filter((r) => !logged.has(r))).toEqual([]);
+    expect(ledger.reduce((n, e) => n + e.credits, 0)).toBe(a.service.billing.balance(acct.id));
+  });
+});
+
 describe('operations', () => {
   it('cluster status lists the log and the nodes; an unreachable NATS is one line and exit 1', async () => {
     const status = cli(['cluster', 'status', '--json'], { ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
@@ -325,9 +442,11 @@ describe('operations', () => {
     expect(s.stream.replicas).toBe(3);
     expect(s.stream.lastSeq).toBe(a.service.cluster!.revisions.lastSeq);
     const byNode = new Map(s.nodes.map((n: any) => [n.node, n]));
+    expect(s.wallet.replicas).toBe(3);
     for (const id of ['a', 'b']) expect(byNode.get(id), id).toMatchObject({ caughtUp: true, lag: 0 });
     const text = cli(['cluster', 'status'], { ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
     expect(text.stdout).toMatch(/^revision log: \d+ revisions, 3 replicas/);
+    expect(text.stdout).toMatch(/^wallet log: \d+ records, 3 replicas/m);
     const down = cli(['cluster', 'status'], { CLUSTER_NATS_URLS: 'nats://127.0.0.1:1', CLUSTER_NODE_ID: 'x', LOG_LEVEL: 'silent' });
     expect(down.status).toBe(1);
     expect(down.stderr).toMatch(/^newsmatch: cluster mode: no NATS server answered at 127\.0\.0\.1:1 /);
@@ -354,10 +473,12 @@ describe('operations', () => {
     expect(res.status, res.raw).toBe(200);
     expect(res.raw).toContain(`newsmatch_cluster_applied_seq ${a.service.cluster!.applier!.applied}`);
     expect(res.raw).toMatch(/^newsmatch_cluster_pending_revisions 0$/m);
+    expect(res.raw).toContain(`newsmatch_cluster_wallet_applied_seq ${a.service.cluster!.walletApplier!.applied}`);
     // The log's condition of readiness is met; the keyword index's catch-up is its own condition.
     expect(a.service.cluster!.unmet()).toEqual([]);
     const ready = await a.inject({ url: '/readyz', noAuth: true });
     expect(ready.raw).not.toContain('revision log');
+    expect(ready.raw).not.toContain('wallet log');
   });
 
   it("a node started on a copy of another node's data directory reads only the log past the copy", async () => {

@@ -1,4 +1,4 @@
-/** `cluster status`: the cluster as NATS holds it (the revision log, every node's last report). */
+/** `cluster status`: the cluster as NATS holds it (the revision and wallet logs, every node's last report). */
 import type { Config } from '../config.js';
 import { Cluster, clusterSettings } from '../cluster/index.js';
 import { UsageError, quietLog } from './output.js';
@@ -16,12 +16,13 @@ export async function clusterStatusCommand(config: Config, json: boolean): Promi
     const now = Date.now();
     const out = [
       `revision log: ${s.stream.lastSeq} revisions, ${s.stream.replicas} replicas (leader ${s.stream.leader ?? 'none'}, ${s.stream.replicasCurrent} current)`,
+      `wallet log: ${s.wallet.lastSeq} records, ${s.wallet.replicas} replicas (leader ${s.wallet.leader ?? 'none'}, ${s.wallet.replicasCurrent} current)`,
       `NATS servers: ${s.servers.join(', ') || '(the one connected to)'}`,
       `shards: every node serves every shard (full replicas)`,
       s.nodes.length === 0 ? 'nodes: none has reported (a node reports while it serves)' : 'nodes:',
       ...s.nodes.map(
         (n) =>
-          `  ${n.node}  applied ${n.applied}  lag ${n.lag}  ${n.caughtUp ? 'caught up' : 'catching up'}  ` +
+          `  ${n.node}  applied ${n.applied}  lag ${n.lag}  wallet lag ${n.walletLag}  ${n.caughtUp ? 'caught up' : 'catching up'}  ` +
           `consumer pending ${n.consumerPending ?? 'no consumer'}  last report ${Math.round((now - n.at) / 1000)} s ago`,
       ),
     ];

@@ -41,17 +41,25 @@ export interface PlatformFlags {
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
-/** Runs `f` on the store and billing; a refused operation (no such account, bad plan) exits 1 with its message. */
-async function withStore(config: Config, f: (store: Store, billing: Billing) => number | Promise<number>): Promise<number> {
+/**
+ * Runs `f` on the store and billing; a refused operation (no such account, bad plan) exits 1
+ * with its message. Cluster mode (CLUSTER_NATS_URLS): billing's changes go to the wallet log,
+ * computed on this data directory's copy of it (a node's, or none) and on what the log holds past it.
+ */
+async function withStore(config: Config, f: (store: Store, billing: Billing, cluster: Cluster | null) => number | Promise<number>): Promise<number> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const store = new Store(path.join(config.dataDir, 'lmdb'));
+  const cluster = config.clusterNatsUrls.length > 0 ? await Cluster.open(clusterSettings(config, `cli-${process.pid}`), quietLog(config)) : null;
+  const billing = new Billing(store, Date.now, undefined, undefined, cluster?.wallet);
   try {
-    return await f(store, new Billing(store));
+    return await f(store, billing, cluster);
   } catch (e) {
     if (!isAppError(e)) throw e;
     process.stderr.write(`newsmatch: ${e.message}\n`);
     return 1;
   } finally {
+    await billing.close();
+    await cluster?.close();
     await store.close();
   }
 }
@@ -67,21 +75,12 @@ const credits = (s: string | undefined): number => {
   return n;
 };
 
-/** Cluster mode: a gateway or operator key made or revoked here reaches every node before the command says so. */
-async function shareKey(config: Config, keys: KeyStore, id: string): Promise<void> {
-  if (config.clusterNatsUrls.length === 0) return;
-  const cluster = await Cluster.open(clusterSettings(config), quietLog(config));
-  try {
-    await cluster.shareKey(keys, id);
-  } finally {
-    await cluster.close();
-  }
-}
-
 export function keysCommand(config: Config, rest: string[], f: PlatformFlags): Promise<number> {
   const [sub, arg] = rest;
-  return withStore(config, async (store, billing) => {
+  return withStore(config, async (store, billing, cluster) => {
     const keys = new KeyStore(store);
+    // Cluster mode: a key made or revoked here reaches every node before the command says so.
+    const share = async (id: string) => void (await cluster?.shareKey(keys, id));
     switch (sub) {
       case 'create': {
         const scheme = (f.scheme ?? 'bearer') as KeyScheme;
@@ -93,9 +92,9 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
         if (scheme === 'bearer' && f.rate) throw new UsageError("--rate is for gateway keys; a Bearer key has its account's plan limits");
         const rate = f.rate === undefined ? undefined : parseRate(f.rate);
         if (rate === null) throw new UsageError('--rate must look like 10/s, 600/min or 5000/h');
-        if (f.account && !billing.account(f.account)) throw new UsageError(`no account ${f.account} (newsmatch accounts create)`);
+        if (f.account && !(await billing.accountShared(f.account))) throw new UsageError(`no account ${f.account} (newsmatch accounts create)`);
         const { id, secret } = keys.create({ scheme, name: f.name, account: f.account, scopes, rate });
-        await shareKey(config, keys, id);
+        await share(id);
         const owner = scheme === 'bearer' ? ` for account ${f.account ?? OPERATOR}` : '';
         out(`created ${scheme} key ${id}${f.name ? ` (${f.name})` : ''}${owner}; the secret is shown only now:\n${secret}`);
         return 0;
@@ -115,7 +114,7 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
           process.stderr.write(`newsmatch: no live key ${arg}\n`);
           return 1;
         }
-        await shareKey(config, keys, arg);
+        await share(arg);
         out(`revoked ${arg}`);
         return 0;
       default:
@@ -126,10 +125,10 @@ export function keysCommand(config: Config, rest: string[], f: PlatformFlags): P
 
 export function accountsCommand(config: Config, rest: string[], f: PlatformFlags): Promise<number> {
   const [sub, id] = rest;
-  return withStore(config, (store, billing) => {
+  return withStore(config, async (store, billing) => {
     switch (sub) {
       case 'create': {
-        const a = billing.createAccount(f.name ?? null);
+        const a = await billing.createAccountShared(f.name ?? null);
         out(
           `created account${f.name ? ` "${f.name}"` : ''} with ${FREE_CREDITS} free credits, every credit product on the free plan and the marketplace on Free:`,
         );
@@ -175,8 +174,8 @@ export function accountsCommand(config: Config, rest: string[], f: PlatformFlags
 export function subscribeCommand(config: Config, f: PlatformFlags): Promise<number> {
   if (!f.account || !f.plan) throw new UsageError('subscribe needs --account ID --product P --plan PLAN');
   const p = product(f.product);
-  return withStore(config, (_store, billing) => {
-    const sub = billing.subscribe(f.account!, p, f.plan as Plan | 'none');
+  return withStore(config, async (_store, billing) => {
+    const sub = await billing.subscribeShared(f.account!, p, f.plan as Plan | 'none');
     out(sub ? `${f.account} is on the ${sub.plan} plan of ${p} from now` : `${f.account} no longer subscribes to ${p}`);
     return 0;
   });
@@ -187,8 +186,8 @@ export function creditsCommand(config: Config, rest: string[], f: PlatformFlags)
   if (sub !== 'grant' && sub !== 'buy') throw new UsageError('credits takes grant or buy: newsmatch credits grant|buy --account ID --credits N');
   if (!f.account) throw new UsageError(`credits ${sub} needs --account ID`);
   const n = credits(f.credits);
-  return withStore(config, (_store, billing) => {
-    const e = sub === 'grant' ? billing.grant(f.account!, n) : billing.buy(f.account!, n);
+  return withStore(config, async (_store, billing) => {
+    const e = await (sub === 'grant' ? billing.grantShared(f.account!, n) : billing.buyShared(f.account!, n));
     out(
       `${sub === 'grant' ? 'granted' : 'added'} ${n} ${sub === 'grant' ? 'subscription credits (expire with the period)' : 'purchased credits (never expire)'}; balance ${e.balance}`,
     );

@@ -1,16 +1,25 @@
 /**
- * A node's side of the revision log: a durable consumer named after the node, read in batches
- * and applied to the local store (`Store.applyDecided`) in one transaction with the sequence
- * applied up to, then acknowledged. The store, not the consumer, says where to resume: a
- * batch applied but not acknowledged (a kill -9 between the two) is skipped when it comes
- * again, and a store wiped or restored from an older copy has its consumer made again from
- * the store's own position.
+ * A node's side of a log (the revision log, the wallet log): a durable consumer named after
+ * the node, read in batches and applied to the local store in one transaction with the
+ * sequence applied up to, then acknowledged. The store, not the consumer, says where to
+ * resume: a batch applied but not acknowledged (a kill -9 between the two) is skipped when it
+ * comes again, and a store wiped or restored from an older copy has its consumer made again
+ * from the store's own position.
  */
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import type { Store } from '../store/index.js';
-import { decided, decodeRevision } from './codec.js';
-import { REVISION_STREAM, REVISION_SUBJECTS } from './revision-log.js';
+
+/** A log as one node applies it. */
+export interface Feed {
+  stream: string;
+  subjects: string;
+  /** What the log holds, in words ("revisions"). */
+  what: string;
+  /** The log sequence the store holds everything up to. */
+  position(): number;
+  /** Stores `batch` (dense, from `position() + 1`) and its last sequence as the position, in one transaction. */
+  apply(batch: JsMsg[]): void;
+}
 
 /** Revisions applied in one transaction at most (~10 ms of the event loop with ten chunks each). */
 const BATCH = 128;
@@ -24,7 +33,6 @@ export class Applier {
   pending = -1;
   /** Whether the store has held everything in the log at some point since start. */
   caughtUp = false;
-  readonly #positionKey: string;
   #stopped = false;
   #fetch: ConsumerMessages | null = null;
   #loop: Promise<void> | null = null;
@@ -33,18 +41,17 @@ export class Applier {
   constructor(
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
-    readonly store: Store,
+    readonly feed: Feed,
     /** The durable consumer's name: the node's. */
     readonly name: string,
     readonly log: Logger,
     readonly onApplied: () => void,
   ) {
-    this.#positionKey = `clusterApplied:${REVISION_STREAM}`;
-    this.applied = store.appliedPosition(this.#positionKey);
+    this.applied = feed.position();
   }
 
   async start(): Promise<void> {
-    const info = await this.jsm.consumers.info(REVISION_STREAM, this.name).catch(() => null);
+    const info = await this.jsm.consumers.info(this.feed.stream, this.name).catch(() => null);
     // The consumer acknowledged past what this store holds: a wiped or restored store.
     if (info && info.ack_floor.stream_seq > this.applied) {
       this.log.warn(
@@ -57,9 +64,9 @@ export class Applier {
 
   /** The consumer, made to deliver from the store's position on. */
   async #create(): Promise<void> {
-    await this.jsm.consumers.add(REVISION_STREAM, {
+    await this.jsm.consumers.add(this.feed.stream, {
       durable_name: this.name,
-      filter_subject: REVISION_SUBJECTS,
+      filter_subject: this.feed.subjects,
       ack_policy: AckPolicy.All,
       ...(this.applied > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 } : { deliver_policy: DeliverPolicy.All }),
       max_ack_pending: 10 * BATCH,
@@ -72,7 +79,7 @@ export class Applier {
    * (AckPolicy.All) would acknowledge the ones between: so a gap is never skipped, it is read again.
    */
   async #reset(): Promise<void> {
-    await this.jsm.consumers.delete(REVISION_STREAM, this.name).catch(() => undefined);
+    await this.jsm.consumers.delete(this.feed.stream, this.name).catch(() => undefined);
     await this.#create();
   }
 
@@ -96,15 +103,15 @@ export class Applier {
       try {
         if (reset) await this.#reset();
         reset = false;
-        const consumer = await this.js.consumers.get(REVISION_STREAM, this.name);
+        const consumer = await this.js.consumers.get(this.feed.stream, this.name);
         this.#fetch = await consumer.fetch({ max_messages: BATCH, expires: FETCH_MS });
         let batch: JsMsg[] = [];
         let seen = 0;
         for await (const m of this.#fetch) {
           seen++;
-          // The log's sequences are dense (it holds revisions only, never deleted): anything else is a gap.
+          // The log's sequences are dense (one kind of record, never deleted): anything else is a gap.
           const next = this.applied + batch.length + 1;
-          if (m.seq > next) throw new Error(`the revision log skipped from ${next - 1} to ${m.seq}`);
+          if (m.seq > next) throw new Error(`the ${this.feed.what} log skipped from ${next - 1} to ${m.seq}`);
           if (m.seq === next) batch.push(m);
           if (m.info.pending === 0 || batch.length >= BATCH) {
             this.#apply(batch, m);
@@ -120,7 +127,7 @@ export class Applier {
       } catch (e) {
         if (this.#stopped) break;
         // A server lost, a leader being elected, a fetch cut short: read again from the store's position.
-        this.log.warn({ err: e }, 'cluster: reading the revision log failed; reading again from the last applied revision');
+        this.log.warn({ err: e }, `cluster: reading the ${this.feed.what} log failed; reading again from the last applied record`);
         reset = true;
         await new Promise((r) => setTimeout(r, 500));
       } finally {
@@ -132,12 +139,8 @@ export class Applier {
   /** Stores `batch` (dense, from `applied + 1`) with its position, then acknowledges up to `last` (which may be a redelivery past it). */
   #apply(batch: JsMsg[], last: JsMsg): void {
     if (batch.length > 0) {
-      const seq = batch[batch.length - 1].seq;
-      this.store.applyDecided(
-        batch.map((m) => decided(decodeRevision(m.data))),
-        { key: this.#positionKey, seq },
-      );
-      this.applied = seq;
+      this.feed.apply(batch);
+      this.applied = batch[batch.length - 1].seq;
     }
     // AckPolicy.All: acknowledging the last acknowledges everything before it, all applied.
     if (last.seq <= this.applied) last.ack();
@@ -150,7 +153,7 @@ export class Applier {
   }
 
   #markCaughtUp(): void {
-    if (!this.caughtUp) this.log.info(`cluster: caught up with the revision log (sequence ${this.applied})`);
+    if (!this.caughtUp) this.log.info(`cluster: caught up with the ${this.feed.what} log (sequence ${this.applied})`);
     this.caughtUp = true;
   }
 }

@@ -10,22 +10,25 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { isSharedKey, type KeyRecord, type KeyStore } from '../platform/index.js';
+import type { Billing, KeyRecord, KeyStore } from '../platform/index.js';
 import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
 import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
-import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog, takenAlready } from './revision-log.js';
+import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog, revisionFeed, takenAlready } from './revision-log.js';
+import { NatsWalletSlots, WALLET_STREAM, WALLET_SUBJECTS, walletFeed } from './wallet.js';
 
 const ARTICLES_BUCKET = 'nm-articles';
 const NODES_BUCKET = 'nm-nodes';
 /** Settings every node shares: the cursor secret, so a cursor one node issued pages on any. */
 const SHARED_BUCKET = 'nm-shared';
 const POLLS_BUCKET = 'nm-polls';
-/** Gateway and operator keys, by id: every node mirrors them into its store (`KeyStore.mirror`). */
+/** Every key, by id: every node mirrors them into its store (`KeyStore.mirror`). */
 const KEYS_BUCKET = 'nm-keys';
 const POLL_LEASES_BUCKET = 'nm-poll-leases';
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
+/** A node that has not reported for this long is not counted as serving (rate limits' shares). */
+const NODE_LIVE_MS = 3 * HEARTBEAT_MS;
 /** How long opening keeps trying while JetStream is not answering (leaders being elected). */
 const OPEN_RETRY_MS = 30_000;
 /** How long a close waits for the connection to drain before it just closes it. */
@@ -52,14 +55,25 @@ export interface NodeReport {
   /** Revisions in the log it has not applied (-1: not known yet). */
   pending: number;
   caughtUp: boolean;
+  /** The wallet log's sequence its billing journal holds everything up to. */
+  walletApplied?: number;
   /** Unix ms of the report. */
   at: number;
 }
 
+export interface StreamStatus {
+  messages: number;
+  lastSeq: number;
+  replicas: number;
+  leader: string | null;
+  replicasCurrent: number;
+}
+
 export interface ClusterStatus {
   servers: string[];
-  stream: { messages: number; lastSeq: number; replicas: number; leader: string | null; replicasCurrent: number };
-  nodes: (NodeReport & { lag: number; consumerPending: number | null })[];
+  stream: StreamStatus;
+  wallet: StreamStatus;
+  nodes: (NodeReport & { lag: number; walletLag: number; consumerPending: number | null })[];
 }
 
 /** Cluster mode cannot start: what is wrong with the NATS servers, in words for the operator. */
@@ -69,7 +83,11 @@ export class ClusterError extends Error {
 
 export class Cluster {
   applier: Applier | null = null;
+  /** This node's copy of the wallet log into its billing journal. */
+  walletApplier: Applier | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
+  /** Nodes that reported within NODE_LIVE_MS, as of the last heartbeat (this one included). */
+  #live = 1;
   #keyWatch: { stop(): void } | null = null;
 
   private constructor(
@@ -82,6 +100,8 @@ export class Cluster {
     readonly shared: KV,
     readonly polls: PollSchedule,
     readonly keys: KV,
+    /** The accounts' chains: Billing's writer in cluster mode. */
+    readonly wallet: NatsWalletSlots,
     readonly log: Logger,
   ) {}
 
@@ -127,7 +147,9 @@ export class Cluster {
   static async #setUp(settings: ClusterSettings, nc: NatsConnection, log: Logger): Promise<Cluster> {
     const jsm = await jetstreamManager(nc);
     const js = jetstream(nc);
-    const replicas = await ensureStream(jsm, log, nc.info?.cluster !== undefined);
+    const clustered = nc.info?.cluster !== undefined;
+    const replicas = await ensureStream(jsm, log, clustered, REVISION_STREAM, REVISION_SUBJECTS);
+    await ensureStream(jsm, log, clustered, WALLET_STREAM, WALLET_SUBJECTS);
     const kvm = new Kvm(nc);
     const articles = await kvm.create(ARTICLES_BUCKET, { replicas, history: 1 });
     const nodes = await kvm.create(NODES_BUCKET, { replicas, history: 1 });
@@ -138,7 +160,7 @@ export class Cluster {
       settings.nodeId,
     );
     const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
-    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, log);
+    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, new NatsWalletSlots(js, jsm), log);
   }
 
   /** The cluster's cursor secret: made by the first node that asks, read by the others. */
@@ -156,12 +178,12 @@ export class Cluster {
   }
 
   /**
-   * Shares a key made or revoked in `store` with every node (gateway and operator keys; an
-   * account's stay on their node). Resolves once the KV bucket's replicas hold it.
+   * Shares a key made or revoked in `store` with every node (the wallet is one across nodes, so
+   * every key is). Resolves once the KV bucket's replicas hold it.
    */
   async shareKey(store: KeyStore, id: string): Promise<boolean> {
     const record = store.record(id);
-    if (!record || !isSharedKey(record)) return false;
+    if (!record) return false;
     await this.keys.put(id, JSON.stringify(record));
     return true;
   }
@@ -190,13 +212,45 @@ export class Cluster {
   /** Starts applying the log to `store` (serve); `onApplied` hears after each batch. */
   async startApplying(store: Store, onApplied: () => void): Promise<void> {
     if (this.applier) return;
-    this.applier = new Applier(this.js, this.jsm, store, this.settings.nodeId, this.log, onApplied);
+    this.applier = new Applier(this.js, this.jsm, revisionFeed(store), this.settings.nodeId, this.log, onApplied);
     await this.applier.start();
     const report = () =>
-      void this.nodes.put(this.settings.nodeId, JSON.stringify(this.#report())).catch((e) => this.log.warn({ err: e }, 'cluster: reporting this node failed'));
+      void this.nodes
+        .put(this.settings.nodeId, JSON.stringify(this.#report()))
+        .then(() => this.#countLive())
+        .catch((e) => this.log.warn({ err: e }, 'cluster: reporting this node failed'));
     report();
     this.#heartbeat = setInterval(report, HEARTBEAT_MS);
     this.#heartbeat.unref();
+  }
+
+  /** Starts copying the wallet log into `billing`'s journal (serve). */
+  async startWallet(billing: Billing): Promise<void> {
+    if (this.walletApplier) return;
+    this.walletApplier = new Applier(this.js, this.jsm, walletFeed(billing), `${this.settings.nodeId}-wallet`, this.log, () => undefined);
+    await this.walletApplier.start();
+  }
+
+  /** The nodes serving now, as the last heartbeat counted them (at least this one). */
+  liveNodes(): number {
+    return this.#live;
+  }
+
+  async #countLive(): Promise<void> {
+    const now = Date.now();
+    let live = 0;
+    for (const r of await this.#reports()) if (r.node === this.settings.nodeId || now - r.at < NODE_LIVE_MS) live++;
+    this.#live = Math.max(1, live);
+  }
+
+  /** What every node last reported of itself. */
+  async #reports(): Promise<NodeReport[]> {
+    const reports: NodeReport[] = [];
+    for await (const key of await this.nodes.keys()) {
+      const entry = await this.nodes.get(key);
+      if (entry?.operation === 'PUT') reports.push(JSON.parse(entry.string()) as NodeReport);
+    }
+    return reports;
   }
 
   /** Resolves once this node's store holds every revision this node appended (now if it applies none). */
@@ -206,56 +260,62 @@ export class Cluster {
 
   /** Readiness: what keeps this node from answering as the log says it should. */
   unmet(): string[] {
-    if (!this.applier) return [];
-    if (!this.applier.caughtUp) {
-      const p = this.applier.pending;
-      return [
-        p >= 0
-          ? `the store is catching up with the cluster's revision log (${p} revisions to apply)`
-          : "the store has not yet caught up with the cluster's revision log",
-      ];
+    const unmet: string[] = [];
+    for (const [a, what] of [
+      [this.applier, 'revision'],
+      [this.walletApplier, 'wallet'],
+    ] as const) {
+      if (!a || a.caughtUp) continue;
+      unmet.push(
+        a.pending >= 0
+          ? `the store is catching up with the cluster's ${what} log (${a.pending} records to apply)`
+          : `the store has not yet caught up with the cluster's ${what} log`,
+      );
     }
-    return [];
+    return unmet;
   }
 
   async status(): Promise<ClusterStatus> {
     const info = await this.jsm.streams.info(REVISION_STREAM);
+    const wallet = await this.jsm.streams.info(WALLET_STREAM);
     const nodes: ClusterStatus['nodes'] = [];
-    for await (const key of await this.nodes.keys()) {
-      const entry = await this.nodes.get(key);
-      if (entry?.operation !== 'PUT') continue;
-      const r = JSON.parse(entry.string()) as NodeReport;
+    for (const r of await this.#reports()) {
       const consumer = await this.jsm.consumers.info(REVISION_STREAM, r.node).catch(() => null);
       nodes.push({
         ...r,
         lag: Math.max(0, info.state.last_seq - r.applied),
+        walletLag: Math.max(0, wallet.state.last_seq - (r.walletApplied ?? 0)),
         consumerPending: consumer ? consumer.num_pending + consumer.num_ack_pending : null,
       });
     }
     nodes.sort((a, b) => a.node.localeCompare(b.node));
-    const cl = info.cluster;
-    return {
-      servers: this.nc.info?.connect_urls ?? [],
-      stream: {
-        messages: info.state.messages,
-        lastSeq: info.state.last_seq,
-        replicas: info.config.num_replicas,
-        leader: cl?.leader ?? null,
-        replicasCurrent: 1 + (cl?.replicas ?? []).filter((r) => r.current).length,
-      },
-      nodes,
-    };
+    const streamStatus = (i: typeof info): StreamStatus => ({
+      messages: i.state.messages,
+      lastSeq: i.state.last_seq,
+      replicas: i.config.num_replicas,
+      leader: i.cluster?.leader ?? null,
+      replicasCurrent: 1 + (i.cluster?.replicas ?? []).filter((r) => r.current).length,
+    });
+    return { servers: this.nc.info?.connect_urls ?? [], stream: streamStatus(info), wallet: streamStatus(wallet), nodes };
   }
 
   #report(): NodeReport {
     const a = this.applier!;
-    return { node: this.settings.nodeId, applied: a.applied, pending: a.pending, caughtUp: a.caughtUp, at: Date.now() };
+    return {
+      node: this.settings.nodeId,
+      applied: a.applied,
+      pending: a.pending,
+      caughtUp: a.caughtUp && (this.walletApplier?.caughtUp ?? true),
+      walletApplied: this.walletApplier?.applied,
+      at: Date.now(),
+    };
   }
 
   async close(): Promise<void> {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#keyWatch?.stop();
     await this.applier?.stop();
+    await this.walletApplier?.stop();
     // A drain waits on the servers; one that never answers does not hold a shutdown.
     const drained = this.nc.drain().then(
       () => true,
@@ -266,11 +326,11 @@ export class Cluster {
   }
 }
 
-/** Makes the revision stream if missing; returns the replica count in use. */
-async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boolean): Promise<number> {
-  const existing = await jsm.streams.info(REVISION_STREAM).catch(() => null);
+/** Makes a stream if missing; returns the replica count in use. */
+async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boolean, name: string, subjects: string): Promise<number> {
+  const existing = await jsm.streams.info(name).catch(() => null);
   if (existing) return existing.config.num_replicas;
-  const config = { name: REVISION_STREAM, subjects: [REVISION_SUBJECTS], storage: StorageType.File, duplicate_window: 120_000_000_000 };
+  const config = { name, subjects: [subjects], storage: StorageType.File, duplicate_window: 120_000_000_000 };
   try {
     await jsm.streams.add({ ...config, num_replicas: REPLICAS });
     return REPLICAS;
@@ -278,7 +338,7 @@ async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boole
     // A single NATS server (development): one copy, said loudly. A cluster short of servers
     // is not one: opening waits for them (never a log with fewer copies than asked).
     if (clustered || !/replicas > 1 not supported|insufficient resources/i.test(String(e))) throw e;
-    log.warn(`cluster: the NATS servers cannot keep ${REPLICAS} replicas; the revision log has one copy (development only)`);
+    log.warn(`cluster: the NATS servers cannot keep ${REPLICAS} replicas; the log ${name} has one copy (development only)`);
     await jsm.streams.add({ ...config, num_replicas: 1 });
     return 1;
   }

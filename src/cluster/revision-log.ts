@@ -14,15 +14,32 @@
  * once (test/cluster.test.ts measures it); an empty subject expected is checked in order.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { type JetStreamClient, JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { type JetStreamClient, JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type JsMsg, type StoredMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { contentHash, decideRevision, type RevisionInput, type Written } from '../store/index.js';
-import { decodeHistory, encodeRevision, type LoggedRevision } from './codec.js';
+import { contentHash, decideRevision, type RevisionInput, type Store, type Written } from '../store/index.js';
+import type { Feed } from './applier.js';
+import { decided, decodeHistory, decodeRevision, encodeRevision, type LoggedRevision } from './codec.js';
 
 export const REVISION_STREAM = 'NM_REVISIONS';
 export const REVISION_SUBJECTS = 'nm.rev.>';
 
 /** A create (an empty subject or an absent key expected) refused: another writer made it first. */
+/** The revision log as a node applies it: into its store, with the position, in one transaction (`Store.applyDecided`). */
+export function revisionFeed(store: Store): Feed {
+  const key = `clusterApplied:${REVISION_STREAM}`;
+  return {
+    stream: REVISION_STREAM,
+    subjects: REVISION_SUBJECTS,
+    what: 'revision',
+    position: () => store.appliedPosition(key),
+    apply: (batch: JsMsg[]) =>
+      void store.applyDecided(
+        batch.map((m) => decided(decodeRevision(m.data))),
+        { key, seq: batch[batch.length - 1].seq },
+      ),
+  };
+}
+
 export const takenAlready = (e: unknown): boolean => e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence;
 
 /** The shard of an article first published at `unixSeconds`: its month, UTC (`2026-11`). */

@@ -124,6 +124,14 @@ export class OpsMetrics {
           this.set(cluster.applier?.pending ?? -1);
         },
       });
+      new Gauge({
+        name: 'newsmatch_cluster_wallet_applied_seq',
+        help: "Cluster mode: the wallet log's sequence this node's billing journal holds everything up to.",
+        registers,
+        collect() {
+          this.set(cluster.walletApplier?.applied ?? 0);
+        },
+      });
     }
     new Gauge({
       name: 'newsmatch_keyword_behind_records',

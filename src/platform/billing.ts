@@ -7,6 +7,7 @@
  *   held-state.ts      what this process holds per account: working states, subscriptions, tail index
  *   spending.ts        the rules, pure: what a grant, a purchase, a call, a refund or an expiry records
  *   statements.ts      the balance, ledger and summary an account is shown
+ *   slot-writer.ts     cluster mode's writer: each account's ledger a chain of slots in a replicated log
  *
  * The ledger is the record of every change to a wallet or a plan's usage, and an account's
  * state is what its entries add up to (ledger.ts, `applyEntry`): a debit and its ledger entry
@@ -14,6 +15,10 @@
  *
  * A worker thread folds the journal into the per-account view (fold-worker.ts; its own LMDB
  * environment, so the fold never holds the lock every commit needs).
+ *
+ * Cluster mode (`slots` given): changes go to the accounts' chains in the replicated log
+ * (SlotWriter), and the local journal is a copy of the log that the node's applier keeps
+ * (`applyShared`). The changes outside the request path are then asynchronous: `*Shared`.
  */
 import { randomUUID } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -23,12 +28,26 @@ import type { Store } from '../store/index.js';
 import { workerFile } from '../worker-file.js';
 import type { FoldTask, LedgerTask } from './fold-worker.js';
 import { HeldState, type Held, type HeldSub } from './held-state.js';
-import { LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
+import { HEAD, headOf, LedgerView, OPERATOR, openBillingTables, type AccountRecord, type BillingTables, type Subscription } from './journal.js';
 import { JournalWriter, type CommitListener } from './journal-writer.js';
-import { emptyState, live, periodOf, type AccountState, type LedgerEntry } from './ledger.js';
+import { emptyState, live, periodOf, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 import { creditsOf, plansFor, PRODUCT_NAMES, type Plan, type Product } from './products.js';
 import { addLot, debitCall, expire, FREE_CREDITS, operatorDebit, record, refundDebit, refundPart, spendable } from './spending.js';
+import { SlotWriter, type SlotRecord, type WalletSlots } from './slot-writer.js';
 import { ledgerOf, summaryOf, type AccountSummary } from './statements.js';
+
+/** Cluster mode: the log position the local journal holds the wallet log up to (in `billingHead`). */
+const SHARED_POSITION = 'sharedPosition';
+
+/** Keeps `subs` as the subscribe entries say (a plan: subscribed from the entry's time; none: unsubscribed). */
+function applySubs(t: BillingTables, entries: readonly LedgerEntry[]): void {
+  for (const e of entries as readonly JournalEntry[]) {
+    if (e.kind !== 'subscribe') continue;
+    const key: [string, string] = [e.account, e.product!];
+    if (e.plan) t.subs.putSync(key, { product: e.product!, plan: e.plan, since: e.at });
+    else t.subs.removeSync(key);
+  }
+}
 
 /** What a charge did: shown in X-Credits-Charged / X-Credits-Remaining, reversed by `refund`. */
 export interface Charge {
@@ -55,7 +74,10 @@ export class Billing {
   readonly #t: BillingTables;
   readonly #view: LedgerView;
   readonly #held: HeldState;
-  readonly #writer: JournalWriter;
+  readonly #writer: JournalWriter | SlotWriter;
+  /** Cluster mode's writer (the same as #writer), and the log it writes to. */
+  readonly #shared: SlotWriter | null;
+  readonly #slots: WalletSlots | null;
   readonly #refunded = new WeakSet<LedgerEntry>();
   /** Entries landed since the last background fold, the fold running, and its worker (started by the first). */
   #unfolded = 0;
@@ -70,11 +92,15 @@ export class Billing {
     readonly log?: Logger,
     /** Accounts held in memory past which a fold forgets the idle ones (lowered by tests). */
     readonly heldMax = WORKING_ACCOUNTS_MAX,
+    /** Cluster mode: the replicated wallet log (src/cluster). */
+    slots?: WalletSlots,
   ) {
     this.#t = openBillingTables(store);
     this.#view = new LedgerView(LedgerView.beside(store));
     this.#held = new HeldState(this.#t, this.#view, clock, heldMax);
-    this.#writer = new JournalWriter(this.#t, this.#held, clock, { log, listeners: this.commitListeners, landed: (n) => this.#landed(n) });
+    this.#slots = slots ?? null;
+    this.#shared = slots ? new SlotWriter(this.#held, slots, clock, log) : null;
+    this.#writer = this.#shared ?? new JournalWriter(this.#t, this.#held, clock, { log, listeners: this.commitListeners, landed: (n) => this.#landed(n) });
     // What the view lacks (a crash, a view deleted to be rebuilt) is folded now.
     const { entries, folded } = this.#view.fold(this.#t, Number.POSITIVE_INFINITY);
     if (entries > 1000) log?.info(`billing: folded ${entries} journal entries into ${this.#view.path}`);
@@ -83,15 +109,26 @@ export class Billing {
 
   /** A new account: 250 free credits (never expiring), every credit product on the free plan, the marketplace on Free. */
   createAccount(name: string | null = null): AccountRecord {
-    const now = this.clock();
-    const account: AccountRecord = { id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now };
-    return this.#writer.exclusive((out) => {
+    const account = newAccount(name, this.clock());
+    return this.#local().exclusive((out) => {
       this.#t.accounts.putSync(account.id, account);
-      const state = emptyState();
-      for (const product of PRODUCT_NAMES) this.#subscribe(account.id, state, product, 'free', now, out);
-      addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
-      return account;
+      const r = opening(account)(emptyState(), account.createdAt, out);
+      applySubs(this.#t, out);
+      return r;
     });
+  }
+
+  /** `createAccount`, in cluster mode too: resolves once the account's first record is in the wallet log. */
+  async createAccountShared(name: string | null = null): Promise<AccountRecord> {
+    if (!this.#shared) return this.createAccount(name);
+    const account = newAccount(name, this.clock());
+    return this.#shared.exclusive(account.id, emptyState(), opening(account), account);
+  }
+
+  /** The single node's writer: the changes outside the request path that are synchronous there. */
+  #local(): JournalWriter {
+    if (this.#shared) throw new Error('billing: in cluster mode, change accounts with the *Shared methods');
+    return this.#writer as JournalWriter;
   }
 
   /** A customer account (never the operator's). */
@@ -125,34 +162,30 @@ export class Billing {
 
   /** Puts an account on a plan of a product (a new period starts now), or `none` to unsubscribe. */
   subscribe(accountId: string, product: Product, plan: Plan | 'none'): Subscription | null {
-    if (plan !== 'none' && !plansFor(product).includes(plan)) {
-      throw new AppError('invalid_request', `${product} has no plan "${plan}"; plans: ${plansFor(product).join(', ')}, none`);
-    }
-    return this.#sync(accountId, (account, state, now, out) => {
-      if (plan !== 'none') return this.#subscribe(account.id, state, product, plan, now, out);
-      this.#t.subs.removeSync([account.id, product]);
-      record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
-      return null;
-    });
-  }
-
-  #subscribe(account: string, state: AccountState, product: Product, plan: Plan, now: number, out: LedgerEntry[]): Subscription {
-    const sub: Subscription = { product, plan, since: now };
-    this.#t.subs.putSync([account, product], sub);
-    record(account, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
-    return sub;
+    return this.#sync(accountId, subscribing(product, plan));
   }
 
   /** Subscription credits: spent first, gone at the end of the account's current month. */
   grant(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) =>
-      addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out),
-    );
+    return this.#sync(accountId, granting(credits));
   }
 
   /** Purchased credits: never expire, spent last. */
   buy(accountId: string, credits: number): LedgerEntry {
-    return this.#sync(accountId, (account, state, now, out) => addLot(account.id, state, 'purchased', credits, null, now, 'buy', out));
+    return this.#sync(accountId, buying(credits));
+  }
+
+  /** `subscribe`, `grant` and `buy`, in cluster mode too: resolve once the record is in the wallet log. */
+  subscribeShared(accountId: string, product: Product, plan: Plan | 'none'): Promise<Subscription | null> {
+    return this.#changeShared(accountId, subscribing(product, plan));
+  }
+
+  grantShared(accountId: string, credits: number): Promise<LedgerEntry> {
+    return this.#changeShared(accountId, granting(credits));
+  }
+
+  buyShared(accountId: string, credits: number): Promise<LedgerEntry> {
+    return this.#changeShared(accountId, buying(credits));
   }
 
   /**
@@ -264,12 +297,73 @@ export class Billing {
   }
 
   /** A change to one account outside the request path (CLI, admin), computed from LMDB. */
-  #sync<T>(accountId: string, f: (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T): T {
+  #sync<T>(accountId: string, f: AdminChange<T>): T {
     const now = this.clock();
-    return this.#writer.exclusive((out) => {
+    return this.#local().exclusive((out) => {
       const account = this.#mustAccount(accountId);
-      return f(account, this.#held.read(account.id).state, now, out);
+      const r = f(account, this.#held.read(account.id).state, now, out);
+      applySubs(this.#t, out);
+      return r;
     });
+  }
+
+  /** `#sync` in cluster mode: computed on the account's state as this node's journal holds it, and again on the chain's where it has grown. */
+  async #changeShared<T>(accountId: string, f: AdminChange<T>): Promise<T> {
+    if (!this.#shared) return this.#sync(accountId, f);
+    const account = await this.#sharedAccount(accountId);
+    return this.#shared.exclusive(account.id, this.#held.read(account.id).state, (state, now, out) => f(account, state, now, out));
+  }
+
+  /** An account this node's journal may not hold yet: its record is in its chain's first slot. */
+  async #sharedAccount(id: string): Promise<AccountRecord> {
+    const a = await this.accountShared(id);
+    return a ?? this.#mustAccount(id);
+  }
+
+  /** `account`, in cluster mode too: one this node's journal does not hold yet is read from its chain. */
+  async accountShared(id: string): Promise<AccountRecord | undefined> {
+    const local = this.account(id);
+    if (local || !this.#slots || id === OPERATOR) return local;
+    return (await this.#slots.read(id, 1))?.account;
+  }
+
+  /**
+   * Cluster mode: copies records of the wallet log (oldest first, `position` its log sequence)
+   * into the local journal, with the accounts and subscriptions they make, and the position, in
+   * one transaction; then counts them in the working states. The applier calls it.
+   */
+  applyShared(records: readonly { position: number; record: SlotRecord }[]): void {
+    if (records.length === 0) return;
+    const t = this.#t;
+    const applied = headOf(t).pos;
+    t.store.root.transactionSync(() => {
+      for (const { position, record } of records) {
+        if (record.account) t.accounts.putSync(record.account.id, record.account);
+        t.journal.putSync(position, record.entries);
+        applySubs(t, record.entries);
+      }
+      const last = records[records.length - 1].position;
+      t.heads.putSync(HEAD, last, Math.floor(Math.random() * 2 ** 52));
+      t.heads.putSync(SHARED_POSITION, last);
+    });
+    let before = applied;
+    let entries = 0;
+    for (const { position, record } of records) {
+      this.#held.apply(position, record.entries, before, (account, seq) => this.#shared?.holds(account, seq) ?? false);
+      before = position;
+      entries += record.entries.length;
+    }
+    this.#landed(entries);
+  }
+
+  /** Cluster mode: the wallet log position the local journal holds everything up to. */
+  sharedPosition(): number {
+    return this.#t.heads.get(SHARED_POSITION) ?? 0;
+  }
+
+  /** Cluster mode: the newest log position this process's own changes landed at (0: none, or a single node). */
+  lastSharedPosition(): number {
+    return this.#shared?.lastPosition ?? 0;
   }
 
   /** Counts what the writer commits; every FOLD_AFTER entries, folds in the background. */
@@ -303,9 +397,14 @@ export class Billing {
     return folding;
   }
 
+  /** Waits for the changes in flight to land (cluster mode: before the wallet log's connection closes). */
+  async drain(): Promise<void> {
+    for (let b = this.#writer.inFlight(); b; b = this.#writer.inFlight()) await b.catch(() => undefined);
+  }
+
   /** Waits for the commits in flight and folds what is left, so the next start has nothing to fold. */
   async close(): Promise<void> {
-    for (let b = this.#writer.inFlight(); b; b = this.#writer.inFlight()) await b.catch(() => undefined);
+    await this.drain();
     await this.#folding?.catch(() => undefined);
     const pool = this.#pool;
     this.#pool = null;
@@ -353,11 +452,57 @@ export class Billing {
     // Credits that expired since the account's last change are written off now, so the ledger
     // shown beside this summary sums to the balance it shows (rare: once a period at most).
     if (state.lots.some((l) => !live(l, now) && l.credits > 0)) {
-      this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
-      this.#writer.fresh();
-      state = this.#held.read(account.id).state;
+      if (this.#shared) {
+        // Written off in the working state at once, and in the wallet log by the time the record lands.
+        void this.#shared
+          .change(this.held(account.id), (s, at, out) => expire(account.id, s, at, out))
+          .catch((e) => this.log?.warn({ err: e }, 'billing: writing off expired credits failed'));
+        state = this.#held.workingOf(this.held(account.id))!.state;
+      } else {
+        this.#sync(account.id, (_a, s, at, out) => expire(account.id, s, at, out));
+        this.#writer.fresh();
+        state = this.#held.read(account.id).state;
+      }
     }
     const subs = this.#t.subs.getRange({ start: [account.id, ''], end: [account.id, '\uffff'] }).map(({ value }) => value);
     return summaryOf(account, state, subs, now);
   }
 }
+
+/** A change outside the request path, computed on the account's record and state. */
+type AdminChange<T> = (account: AccountRecord, state: AccountState, now: number, out: LedgerEntry[]) => T;
+
+const newAccount = (name: string | null, now: number): AccountRecord => ({ id: `acct_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, createdAt: now });
+
+/** A new account's first entries: every credit product on the free plan, the marketplace on Free, and FREE_CREDITS never expiring. */
+const opening =
+  (account: AccountRecord) =>
+  (state: AccountState, now: number, out: LedgerEntry[]): AccountRecord => {
+    for (const product of PRODUCT_NAMES) record(account.id, state, { kind: 'subscribe', credits: 0, product, plan: 'free' }, now, out);
+    addLot(account.id, state, 'free', FREE_CREDITS, null, now, 'grant', out, 'new account');
+    return account;
+  };
+
+function subscribing(product: Product, plan: Plan | 'none'): AdminChange<Subscription | null> {
+  if (plan !== 'none' && !plansFor(product).includes(plan)) {
+    throw new AppError('invalid_request', `${product} has no plan "${plan}"; plans: ${plansFor(product).join(', ')}, none`);
+  }
+  return (account, state, now, out) => {
+    if (plan === 'none') {
+      record(account.id, state, { kind: 'subscribe', credits: 0, product, note: 'unsubscribed' }, now, out);
+      return null;
+    }
+    record(account.id, state, { kind: 'subscribe', credits: 0, product, plan }, now, out);
+    return { product, plan, since: now };
+  };
+}
+
+const granting =
+  (credits: number): AdminChange<LedgerEntry> =>
+  (account, state, now, out) =>
+    addLot(account.id, state, 'subscription', credits, periodOf(account.createdAt, now).end, now, 'grant', out);
+
+const buying =
+  (credits: number): AdminChange<LedgerEntry> =>
+  (account, state, now, out) =>
+    addLot(account.id, state, 'purchased', credits, null, now, 'buy', out);

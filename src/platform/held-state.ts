@@ -150,8 +150,12 @@ export class HeldState {
     this.#tailTo = pos;
   }
 
-  /** Counts a record another process appended in the working states and the tail positions (`applied`: as `landed`). */
-  apply(pos: number, entries: JournalEntry[], applied: number): void {
+  /**
+   * Counts a record another process appended in the working states and the tail positions
+   * (`applied`: as `landed`). `skip`: an account whose working state must not take it (cluster
+   * mode: it has a record in flight, which settles its state).
+   */
+  apply(pos: number, entries: JournalEntry[], applied: number, skip?: (account: string, seq: number) => boolean): void {
     // The records go into the tail positions as they are applied, so a state read later takes
     // them from there, not from a scan of the journal.
     const index = this.#tailTo === applied;
@@ -160,7 +164,8 @@ export class HeldState {
       if (!h) continue;
       // A state read from LMDB after this record was written has it already; one with changes
       // in flight is read again after the catch-up.
-      if (h.state && pos > h.pos && h.pending === 0) applyEntry(h.state, e);
+      // By seq too: in cluster mode a record this node appended reaches the journal after its state counted it.
+      if (h.state && !skip?.(e.account, e.seq) && pos > h.pos && h.pending === 0 && e.seq > h.state.seq) applyEntry(h.state, e);
       if (e.kind === 'subscribe') h.subs = {};
       if (index) addTail(h, pos);
     }

@@ -1,10 +1,11 @@
 export { Billing, type Charge } from './billing.js';
+export type { SlotRecord, WalletSlots } from './slot-writer.js';
 export { OPERATOR, type AccountRecord } from './journal.js';
 export { periodOf, type LedgerEntry } from './ledger.js';
 export { FREE_CREDITS } from './spending.js';
 export { isoSeconds, type AccountSummary } from './statements.js';
 export { requestFingerprint, IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
-export { hashSecret, isSharedKey, KeyStore, type KeyInfo, type KeyRecord, type KeyScheme } from './keys.js';
+export { hashSecret, KeyStore, type KeyInfo, type KeyRecord, type KeyScheme } from './keys.js';
 export { Metering, type Admission } from './metering.js';
 export * from './products.js';
 export { RateLimiter } from './rate-limit.js';

@@ -41,12 +41,6 @@ const HINT_CHARS = 10;
 /** What is stored of a secret (a key's, a dashboard token's): its SHA-256, hex. */
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-/**
- * Keys every node of a cluster knows (cluster mode shares them): gateway keys and the
- * operator's. A key of an account stays on the node that made it, with its account's wallet.
- */
-export const isSharedKey = (k: Pick<KeyRecord, 'scheme' | 'account'>): boolean => k.scheme === 'gateway' || (k.account ?? OPERATOR) === OPERATOR;
-
 /** A key as listed: everything but the hash. */
 export type KeyInfo = Omit<KeyRecord, 'hash'>;
 

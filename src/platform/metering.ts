@@ -22,6 +22,12 @@ export interface MeteringOptions {
   disabled: ReadonlySet<Product>;
   /** Calls of a product running at once in this process, past which 503 overloaded. */
   maxInflight: (p: Product) => number;
+  /**
+   * Cluster mode: the nodes serving now. Each enforces its share of a rate limit (the quota
+   * divided among them, rounded up), so a gateway spreading calls over the nodes meets the
+   * plan's limit in all (README, "Cluster mode"). Absent: 1.
+   */
+  nodes?: () => number;
 }
 
 /** A call that passed authorisation and the rate limit. */
@@ -75,12 +81,15 @@ export class Metering {
 
   /** Takes one request from `party`'s window under `policy`: the admission with its IETF RateLimit fields, or 429. */
   #limit(a: Admission, party: string | RateWindows, policy: RatePolicy, error: 'rate_limited' | 'quota_exceeded'): Admission {
-    const d = this.limiter.take(party, policy.name, policy.rate);
+    const n = this.options.nodes?.() ?? 1;
+    const rate = n > 1 ? { quota: Math.ceil(policy.rate.quota / n), windowS: policy.rate.windowS } : policy.rate;
+    const d = this.limiter.take(party, policy.name, rate);
     a.ratePolicy = policy.field;
     a.rateLimit = rateLimitField(policy, d.remaining, d.resetS);
     if (!d.ok) {
       const headers = { 'ratelimit-policy': a.ratePolicy, ratelimit: a.rateLimit, 'retry-after': String(d.resetS) };
-      throw new AppError(error, `rate limit of ${formatRate(policy.rate)} reached; retry in ${d.resetS} s`, { headers });
+      const share = n > 1 ? ` (this node's share of ${formatRate(policy.rate)}, over ${n} nodes)` : '';
+      throw new AppError(error, `rate limit of ${formatRate(rate)}${share} reached; retry in ${d.resetS} s`, { headers });
     }
     return a;
   }
