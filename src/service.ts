@@ -282,7 +282,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     metering,
     sessions: new SessionStore(store, clock),
     emails: new AccountEmails(store),
-    idempotency: new IdempotencyStore(store, clock),
+    idempotency: new IdempotencyStore(store, clock, cluster?.responses),
     embedder,
     chunking,
     embedQuery,

@@ -266,6 +266,27 @@ describe('one wallet across nodes', () => {
     for (const h of [a, b]) expect(h.service.billing.balance(acct.id)).toBe(0);
   });
 
+  it('a retry with the same Idempotency-Key sent to another node is replayed there, not charged again', async () => {
+    const acct = await a.service.billing.createAccountShared('retries');
+    const { id, secret } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
+    await a.service.cluster!.shareKey(a.service.keys, id);
+    await eventually(() => b.service.keys.get(id) !== undefined && b.service.billing.subscription(acct.id, 'sources') !== undefined, 'node b has the key');
+    await eventually(() => a.service.billing.subscription(acct.id, 'sources') !== undefined, 'node a has the account');
+    const call = (h: Harness, url: string) =>
+      h.inject({ method: 'GET', url, noAuth: true, headers: { authorization: `Bearer ${secret}`, 'idempotency-key': 'order-7' } });
+    const first = await call(a, '/v1/sources');
+    expect(first.status).toBe(200);
+    expect(first.headers['x-credits-charged']).toBe('1');
+    const retry = await call(b, '/v1/sources');
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.raw).toBe(first.raw);
+    expect((await call(b, '/v1/sources?limit=5')).body.error).toBe('invalid_request');
+    await walletCaughtUp(a);
+    await walletCaughtUp(b);
+    for (const h of [a, b]) expect(h.service.billing.balance(acct.id)).toBe(249);
+  });
+
   it("rate limits: each node admits its share of the plan's limit (the quota over the nodes serving)", async () => {
     const acct = await a.service.billing.createAccountShared('rates');
     const { id, secret } = a.service.keys.create({ scheme: 'bearer', account: acct.id });

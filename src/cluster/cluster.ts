@@ -10,7 +10,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Billing, KeyRecord, KeyStore } from '../platform/index.js';
+import type { Billing, KeyRecord, KeyStore, SharedResponses, StoredResponse } from '../platform/index.js';
 import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
 import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
@@ -25,6 +25,9 @@ const POLLS_BUCKET = 'nm-polls';
 /** Every key, by id: every node mirrors them into its store (`KeyStore.mirror`). */
 const KEYS_BUCKET = 'nm-keys';
 const POLL_LEASES_BUCKET = 'nm-poll-leases';
+/** Responses kept for their Idempotency-Key, 24 h (IdempotencyStore): a retry on another node is replayed. */
+const RESPONSES_BUCKET = 'nm-idempotency';
+const RESPONSES_TTL_MS = 24 * 3600 * 1000;
 /** How often a serving node reports itself in `nm-nodes` (what `newsmatch cluster status` lists). */
 const HEARTBEAT_MS = 2000;
 /** A node that has not reported for this long is not counted as serving (rate limits' shares). */
@@ -102,6 +105,7 @@ export class Cluster {
     readonly keys: KV,
     /** The accounts' chains: Billing's writer in cluster mode. */
     readonly wallet: NatsWalletSlots,
+    readonly responses: SharedResponses,
     readonly log: Logger,
   ) {}
 
@@ -160,7 +164,8 @@ export class Cluster {
       settings.nodeId,
     );
     const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
-    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, new NatsWalletSlots(js, jsm), log);
+    const responses = kvResponses(await kvm.create(RESPONSES_BUCKET, { replicas, history: 1, ttl: RESPONSES_TTL_MS }), log);
+    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, new NatsWalletSlots(js, jsm), responses, log);
   }
 
   /** The cluster's cursor secret: made by the first node that asks, read by the others. */
@@ -245,12 +250,13 @@ export class Cluster {
 
   /** What every node last reported of itself. */
   async #reports(): Promise<NodeReport[]> {
-    const reports: NodeReport[] = [];
+    // A key put while the keys are listed can be listed twice: one report a node.
+    const reports = new Map<string, NodeReport>();
     for await (const key of await this.nodes.keys()) {
       const entry = await this.nodes.get(key);
-      if (entry?.operation === 'PUT') reports.push(JSON.parse(entry.string()) as NodeReport);
+      if (entry?.operation === 'PUT') reports.set(key, JSON.parse(entry.string()) as NodeReport);
     }
-    return reports;
+    return [...reports.values()];
   }
 
   /** Resolves once this node's store holds every revision this node appended (now if it applies none). */
@@ -343,3 +349,17 @@ async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boole
     return 1;
   }
 }
+
+/** Kept responses in a KV bucket whose entries expire after 24 h. */
+const kvResponses = (kv: KV, log: Logger): SharedResponses => ({
+  async get(id) {
+    const e = await kv.get(id).catch((err) => {
+      log.warn({ err }, 'cluster: reading a kept response failed; the call runs');
+      return null;
+    });
+    return e?.operation === 'PUT' ? e.json<StoredResponse>() : null;
+  },
+  async put(id, r) {
+    await kv.put(id, JSON.stringify(r)).catch((err) => log.warn({ err }, 'cluster: sharing a kept response failed; only this node replays it'));
+  },
+});

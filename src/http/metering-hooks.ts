@@ -79,7 +79,7 @@ export function meteringHooks(app: FastifyInstance, { metering, idempotency }: {
       const fp = requestFingerprint(req.method, req.url, req.body);
       const end = await idempotency.begin(m.admission.keyId, idemKey);
       m.idempotency = { key: idemKey, fingerprint: fp, end };
-      const kept = idempotency.get(m.admission.keyId, idemKey);
+      const kept = await idempotency.find(m.admission.keyId, idemKey);
       if (kept) {
         if (kept.fingerprint !== fp) throw new AppError('invalid_request', 'this Idempotency-Key was used with a different request');
         m.replayed = true;

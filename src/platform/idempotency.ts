@@ -6,6 +6,11 @@
  * their retry runs again.
  *
  * LMDB `idempotency`: [key id, Idempotency-Key] → StoredResponse.
+ *
+ * Cluster mode: kept responses are the cluster's too (`SharedResponses`, a KV bucket), so a
+ * retry that a load balancer sends to another node is replayed there, not charged again. Two
+ * copies of one request running at the same moment on two nodes are not serialised: each
+ * waits only for the same key on its own node.
  */
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
@@ -33,6 +38,16 @@ export const requestFingerprint = (method: string, url: string, body: unknown): 
     .update(body === undefined ? '' : JSON.stringify(body))
     .digest('base64url');
 
+/** Cluster mode: kept responses every node can replay (src/cluster implements it on a KV bucket). */
+export interface SharedResponses {
+  get(id: string): Promise<StoredResponse | null>;
+  /** Best effort: a response that could not be shared is only kept here (and said in the log). */
+  put(id: string, r: StoredResponse): Promise<void>;
+}
+
+/** A key's name among the shared responses: a hash (KV keys allow few characters; the key is the client's). */
+const sharedId = (scope: string, key: string): string => createHash('sha256').update(scope).update('\0').update(key).digest('hex');
+
 export class IdempotencyStore {
   readonly db: Database<StoredResponse, [string, string]>;
   readonly #running = new Map<string, Promise<void>>();
@@ -41,6 +56,7 @@ export class IdempotencyStore {
   constructor(
     readonly store: Store,
     readonly clock: () => number = Date.now,
+    readonly shared?: SharedResponses,
   ) {
     this.db = store.root.openDB({ name: 'idempotency' });
   }
@@ -48,6 +64,14 @@ export class IdempotencyStore {
   /** The kept response for this key, if any and younger than 24 h. */
   get(scope: string, key: string): StoredResponse | undefined {
     const r = this.db.get([scope, key]);
+    return r && this.clock() - r.at < IDEMPOTENCY_TTL_MS ? r : undefined;
+  }
+
+  /** `get`, and in cluster mode the response another node kept. */
+  async find(scope: string, key: string): Promise<StoredResponse | undefined> {
+    const local = this.get(scope, key);
+    if (local || !this.shared) return local;
+    const r = await this.shared.get(sharedId(scope, key));
     return r && this.clock() - r.at < IDEMPOTENCY_TTL_MS ? r : undefined;
   }
 
@@ -68,7 +92,7 @@ export class IdempotencyStore {
 
   async put(scope: string, key: string, r: Omit<StoredResponse, 'at'>): Promise<void> {
     const now = this.clock();
-    await this.db.put([scope, key], { ...r, at: now });
+    await Promise.all([this.db.put([scope, key], { ...r, at: now }), this.shared?.put(sharedId(scope, key), { ...r, at: now })]);
     if (now - this.#lastSweep > 3600_000) {
       this.#lastSweep = now;
       void this.#sweep(now);

@@ -4,7 +4,7 @@ export { OPERATOR, type AccountRecord } from './journal.js';
 export { periodOf, type LedgerEntry } from './ledger.js';
 export { FREE_CREDITS } from './spending.js';
 export { isoSeconds, type AccountSummary } from './statements.js';
-export { requestFingerprint, IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
+export { requestFingerprint, IDEMPOTENCY_KEY, IdempotencyStore, type SharedResponses, type StoredResponse } from './idempotency.js';
 export { hashSecret, KeyStore, type KeyInfo, type KeyRecord, type KeyScheme } from './keys.js';
 export { Metering, type Admission } from './metering.js';
 export * from './products.js';

@@ -11,9 +11,10 @@
  * slot after one this node lost, computed on a state that never was): calls made meanwhile
  * gather into the next record. Accounts do not wait on each other.
  *
- * A refusal (no credits left) is decided on the state this node knows, which may lack a grant
- * another node just wrote: it stands only once the chain is read to hold nothing past that
- * state (or the record it rode with won its slot); otherwise the call is decided again.
+ * A refusal (no credits left), or any change that records nothing (a monitor's events all
+ * refused), is decided on the state this node knows, which may lack a grant another node just
+ * wrote: it stands only once the chain is read to hold nothing past that state (or the record
+ * it rode with won its slot); otherwise the call is decided again.
  *
  * The local journal is not written here: every node's applier copies the log into it, in log
  * order (Billing.applyShared), and statements are read from there.
@@ -107,7 +108,6 @@ export class SlotWriter {
       if (!(e instanceof AppError)) return Promise.reject(e);
       refusal = e;
     }
-    if (!refusal && entries.length === 0) return Promise.resolve(result as T);
     if (!lane) {
       let settle!: () => void;
       const done = new Promise<void>((r) => (settle = r));
@@ -201,7 +201,7 @@ export class SlotWriter {
         const entries: JournalEntry[] = [];
         for (const c of lane.flying) if (!c.refused) for (const e of c.entries) entries.push(e as JournalEntry);
         if (entries.length === 0) {
-          // Refusals alone: they stand if the chain holds nothing past the state they were decided on.
+          // Refusals (or changes that record nothing) alone: they stand if the chain holds nothing past the state they were decided on.
           if ((await this.#catchUp(id, lane.confirmed)) === 'none') break;
         } else {
           const record: SlotRecord = { id: randomUUID(), entries };
