@@ -68,8 +68,11 @@ interface Lane {
   /** The changes of the record in flight, and those made meanwhile (the next record). */
   flying: Change[];
   gathering: Change[];
-  /** A record of this account reached the local journal that the lane had not counted: its state is read again when the lane ends. */
-  behind: boolean;
+  /**
+   * The newest entry the local journal brought while the lane was open (the lane does not
+   * count those): past the lane's state when it ends, the account's state is read again.
+   */
+  newest: number;
   readonly done: Promise<void>;
   settle: () => void;
 }
@@ -111,7 +114,7 @@ export class SlotWriter {
     if (!lane) {
       let settle!: () => void;
       const done = new Promise<void>((r) => (settle = r));
-      lane = { h, confirmed: before!, flying: [], gathering: [], behind: false, done, settle };
+      lane = { h, confirmed: before!, flying: [], gathering: [], newest: 0, done, settle };
       this.#lanes.set(h.id, lane);
     }
     w.pending++;
@@ -176,7 +179,7 @@ export class SlotWriter {
   holds(account: string, seq: number): boolean {
     const lane = this.#lanes.get(account);
     if (!lane) return false;
-    if (seq > lane.confirmed.seq) lane.behind = true;
+    lane.newest = Math.max(lane.newest, seq);
     return true;
   }
 
@@ -185,7 +188,7 @@ export class SlotWriter {
     if (lane.gathering.length === 0) {
       this.#lanes.delete(lane.h.id);
       // A record counted by neither this lane nor the working state: read it again from the journal.
-      if (lane.behind) lane.h.state = null;
+      if (lane.newest > lane.confirmed.seq) lane.h.state = null;
       lane.settle();
       return;
     }
@@ -241,7 +244,7 @@ export class SlotWriter {
       this.#settle(lane, lane.flying, e);
       this.#settle(lane, lane.gathering, e);
       lane.gathering = [];
-      lane.behind = true;
+      lane.newest = Number.POSITIVE_INFINITY;
     }
     lane.flying = [];
     this.#flush(lane);
