@@ -89,6 +89,8 @@ export class Cluster {
   /** This node's copy of the wallet log into its billing journal. */
   walletApplier: Applier | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
+  /** Set by close: a report still in flight then fails quietly (the connection drains). */
+  #closing = false;
   /** Nodes that reported within NODE_LIVE_MS, as of the last heartbeat (this one included). */
   #live = 1;
   #keyWatch: { stop(): void } | null = null;
@@ -223,7 +225,9 @@ export class Cluster {
       void this.nodes
         .put(this.settings.nodeId, JSON.stringify(this.#report()))
         .then(() => this.#countLive())
-        .catch((e) => this.log.warn({ err: e }, 'cluster: reporting this node failed'));
+        .catch((e) => {
+          if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
+        });
     report();
     this.#heartbeat = setInterval(report, HEARTBEAT_MS);
     this.#heartbeat.unref();
@@ -318,6 +322,7 @@ export class Cluster {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#keyWatch?.stop();
     await this.applier?.stop();
