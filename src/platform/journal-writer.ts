@@ -53,10 +53,10 @@ export interface WriterOptions {
 }
 
 /** Computes a change from an account's state: records its entries in `out`, or throws an AppError to refuse it. */
-type Decide<T> = (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T;
+export type Decide<T> = (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T;
 
 /** One request-path change in flight: what computes it, and what it came to last. */
-interface Change {
+export interface Change {
   readonly h: Held;
   readonly decide: Decide<unknown>;
   /** Times computed so far. */
@@ -174,15 +174,7 @@ export class JournalWriter {
    * appended first, the change is computed again, and may come out otherwise or be refused.
    */
   changeEarly<T>(h: Held, decide: Decide<T>): { decided: T | undefined; landed: Promise<T> } {
-    let decided: T | undefined;
-    let early = true;
-    const landed = this.change(h, (state, now, out, attempt) => {
-      const r = decide(state, now, out, attempt);
-      if (early) decided = r;
-      return r;
-    });
-    early = false;
-    return { decided, landed };
+    return early((d) => this.change(h, d), decide);
   }
 
   /**
@@ -368,16 +360,43 @@ export class JournalWriter {
     for (const c of b.changes) {
       if (c.refused) continue;
       const w = this.#held.workingOf(c.h);
-      const out: LedgerEntry[] = [];
-      try {
-        if (!w) throw new AppError('not_found', `no account ${c.h.id}`);
-        c.result = c.decide(w.state, now, out, c.attempts++);
-      } catch (e) {
+      if (w) computeAgain(c, w.state, now);
+      else {
         c.refused = true;
-        c.refusal = e;
-        out.length = 0;
+        c.refusal = new AppError('not_found', `no account ${c.h.id}`);
+        c.entries = [];
       }
-      c.entries = out;
     }
   }
+}
+
+/**
+ * A writer's `change` with its decision handed back at once: `decided` is what `decide`
+ * returned when first computed (undefined when it refused, by throwing), `landed` the result
+ * once committed (computed again after a conflict, it may come out otherwise or be refused).
+ */
+export function early<T>(change: (d: Decide<T>) => Promise<T>, decide: Decide<T>): { decided: T | undefined; landed: Promise<T> } {
+  let decided: T | undefined;
+  let first = true;
+  const landed = change((state, now, out, attempt) => {
+    const r = decide(state, now, out, attempt);
+    if (first) decided = r;
+    return r;
+  });
+  first = false;
+  return { decided, landed };
+}
+
+/** Computes a change again on `state` (in place): its result and entries, or its refusal. */
+export function computeAgain(c: Change, state: AccountState, now: number): void {
+  const out: LedgerEntry[] = [];
+  c.refused = false;
+  try {
+    c.result = c.decide(state, now, out, c.attempts++);
+  } catch (e) {
+    c.refused = true;
+    c.refusal = e;
+    out.length = 0;
+  }
+  c.entries = out;
 }

@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { Held, HeldState } from './held-state.js';
 import type { AccountRecord } from './journal.js';
+import { type Change, computeAgain, type Decide, early } from './journal-writer.js';
 import { applyEntry, type AccountState, type JournalEntry, type LedgerEntry } from './ledger.js';
 
 /** One record of an account's chain: its entries (from the slot it fills on), and the account itself in its first. */
@@ -44,20 +45,6 @@ export interface WalletSlots {
   append(account: string, seq: number, record: SlotRecord): Promise<number | null>;
   /** The record in slot `seq` of `account`'s chain, or null when the slot is empty. */
   read(account: string, seq: number): Promise<SlotRecord | null>;
-}
-
-/** Computes a change from an account's state: records its entries in `out`, or throws an AppError to refuse it. */
-export type Decide<T> = (state: AccountState, now: number, out: LedgerEntry[], attempt: number) => T;
-
-interface Change {
-  readonly decide: Decide<unknown>;
-  attempts: number;
-  result: unknown;
-  entries: LedgerEntry[];
-  refused: boolean;
-  refusal: unknown;
-  resolve: (r: unknown) => void;
-  reject: (e: unknown) => void;
 }
 
 /** An account with changes in flight. */
@@ -120,7 +107,7 @@ export class SlotWriter {
     w.pending++;
     const l = lane;
     return new Promise<T>((resolve, reject) => {
-      l.gathering.push({ decide, attempts: 1, result, entries, refused: !!refusal, refusal, resolve: resolve as (r: unknown) => void, reject });
+      l.gathering.push({ h, decide, attempts: 1, result, entries, refused: !!refusal, refusal, resolve: resolve as (r: unknown) => void, reject });
       // Sent at the end of this turn of the event loop, with whatever else the turn charges.
       if (l.flying.length === 0 && l.gathering.length === 1) setImmediate(() => this.#flush(l));
     });
@@ -128,15 +115,7 @@ export class SlotWriter {
 
   /** As JournalWriter.changeEarly. */
   changeEarly<T>(h: Held, decide: Decide<T>): { decided: T | undefined; landed: Promise<T> } {
-    let decided: T | undefined;
-    let early = true;
-    const landed = this.change(h, (state, now, out, attempt) => {
-      const r = decide(state, now, out, attempt);
-      if (early) decided = r;
-      return r;
-    });
-    early = false;
-    return { decided, landed };
+    return early((d) => this.change(h, d), decide);
   }
 
   /**
@@ -223,18 +202,7 @@ export class SlotWriter {
         if (!w) throw new AppError('not_found', `no account ${id}`);
         w.state = clone(lane.confirmed);
         const now = this.#clock();
-        for (const c of [...lane.flying, ...lane.gathering]) {
-          const out: LedgerEntry[] = [];
-          c.refused = false;
-          try {
-            c.result = c.decide(w.state, now, out, c.attempts++);
-          } catch (e) {
-            c.refused = true;
-            c.refusal = e;
-            out.length = 0;
-          }
-          c.entries = out;
-        }
+        for (const c of [...lane.flying, ...lane.gathering]) computeAgain(c, w.state, now);
       }
       this.#settle(lane, lane.flying);
     } catch (e) {
