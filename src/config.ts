@@ -83,6 +83,16 @@ const nodeId: Parser<string | undefined> = (raw, name) => {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new ConfigError(`${name}: letters, digits, - and _ only, 1 to 64 of them, got ${JSON.stringify(raw)}`);
   return raw;
 };
+/** `all`, or comma-separated months and ranges of months (the ranges' sense is checked by cluster mode). */
+const shardSpec: Parser<string> = (raw, name) => {
+  const s = raw.trim();
+  const part = String.raw`(\d{4}-\d{2}|\d{4}-\d{2}\.\.(\d{4}-\d{2})?|\.\.\d{4}-\d{2})`;
+  if (s === '' || s === 'all') return 'all';
+  if (!new RegExp(`^${part}(,${part})*$`).test(s.replace(/\s+/g, ''))) {
+    throw new ConfigError(`${name}: all, or months and ranges of months, comma-separated (2025-01..2025-06,2026-01..), got ${JSON.stringify(raw)}`);
+  }
+  return s.replace(/\s+/g, '');
+};
 /** smtp:// or smtps://, with a host. */
 const smtpUrl: Parser<string | undefined> = (raw, name) => {
   if (raw === '') return undefined;
@@ -624,6 +634,12 @@ export const settings = {
     default: undefined,
     parse: nodeId,
     doc: "This node's name in the cluster, unique and kept across restarts (letters, digits, `-`, `_`; up to 64); required in cluster mode.",
+  },
+  clusterShards: {
+    env: 'CLUSTER_SHARDS',
+    default: 'all',
+    parse: shardSpec,
+    doc: 'Cluster mode: the shards whose chunk vectors this node holds and answers vector queries for: `all`, or months and ranges of months (`2025-01..2025-12`, `..2024-12`, `2026-01..`; a shard is the month of an article\'s first publication, UTC). Nodes with the same ranges are replicas of one group (README "Cluster mode").',
   },
   ...inflightSettings,
 } satisfies Record<string, Setting<unknown>>;

@@ -87,6 +87,12 @@ export const catalogue = {
   // text mode
   text_mode_unavailable: { code: 'text_mode_unavailable', status: 503, message: 'Text mode is off: no bge-m3 model is configured. Send a vector instead.' },
   embed_unavailable: { code: 'embed_unavailable', status: 503, message: 'The embedding service is unavailable. Retry, or send a vector instead.' },
+  // cluster mode
+  shard_unavailable: {
+    code: 'shard_unavailable',
+    status: 503,
+    message: 'A shard the query touches is served by no node that answered: the message names it. Retry, or narrow since/until.',
+  },
   // server
   internal: { code: 'internal', status: 500, message: 'Internal error. Report it with the X-Request-ID.' },
   not_ready: { code: 'not_ready', status: 503, message: 'The service is not ready: an index is behind LMDB, or a configured part is not loaded.' },

@@ -16,7 +16,7 @@ import { JobsIndex, KeywordDb, NewsIndex } from './keyword/index.js';
 import { importFile, Outlets, Poller, type ImportHooks, type ImportSummary } from './ingest/index.js';
 import { CursorCodec } from './cursor/index.js';
 import { AccountEmails, SessionStore } from './dashboard/index.js';
-import { PageCache, type MatchDeps } from './match/index.js';
+import { likeQuery, localRows, PageCache, type MatchDeps } from './match/index.js';
 import { checkWebhookUrl, MonitorFeed, Monitors, MonitorStore, WebhookDeliverer, type MonitorEvent } from './monitors/index.js';
 import { HttpClient, liveScraping, politePolling, webhookDelivery } from './net/index.js';
 import { Billing, IdempotencyStore, KeyStore, Metering, RateLimiter } from './platform/index.js';
@@ -321,7 +321,7 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     monitorStore,
     monitorFeed,
     webhooks,
-    startBackground() {
+    startBackground(this: Service) {
       if (background) return;
       webhooks.start();
       background = setInterval(() => {
@@ -337,6 +337,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
         .catch((e) => log.error({ err: e }, 'cluster: starting to apply the revision log failed'));
       cluster?.mirrorKeys(keys).catch((e) => log.error({ err: e }, 'cluster: mirroring the shared keys failed'));
       cluster?.startWallet(billing).catch((e) => log.error({ err: e }, 'cluster: starting to apply the wallet log failed'));
+      // A node holding some shards' vectors sends vector queries to the groups holding them, and answers its own group's.
+      if (cluster) {
+        this.shards = cluster.shardRouter() ?? undefined;
+        void cluster.serveShards((r) => (r.kind === 'rows' ? localRows(this, r.q) : Promise.resolve(likeQuery(store, r.id).vectors.map((v) => Array.from(v)))));
+      }
     },
     async importFile(file, hooks = {}) {
       // Matched behind the import, not beside it (MONITOR_YIELD_MS): `monitors.pump()` resolves once caught up.

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RSS, rss2, startFeedServer } from './helpers/feed-server.js';
 import { type Corpus, generateCorpus, perturb, randUnit, writeCorpusJsonl } from './helpers/corpus.js';
 import { writeArrivals } from './helpers/monitors.js';
-import { type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
-import { itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
+import { eventually, type NatsCluster, startNatsCluster } from './helpers/nats-cluster.js';
+import { canonical, itemKey, makeQuery, oracle, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { cli } from './helpers/cli.js';
 import { GATEWAY_HOST, type Harness, MEDIUM, makeTempDir, startHarness } from './helpers/service.js';
@@ -30,23 +30,6 @@ const nodes: Harness[] = [];
 
 const clusterEnv = (node: string) => ({ CLUSTER_NATS_URLS: nats.urls.join(','), CLUSTER_NODE_ID: node });
 
-/**
- * Rows as a single node orders them, up to the order of rows with one event_time (ordered by
- * id, and the single node's ids are its own): event times in page order, each with its rows' keys and scores sorted.
- */
-const canonical = (items: any[]) => {
-  const groups: string[] = [];
-  let at: string | null = null;
-  let group: string[] = [];
-  for (const i of [...items, { event_time: null }]) {
-    if (i.event_time !== at && group.length > 0) groups.push(`${at} ${group.sort().join(' ')}`);
-    if (i.event_time !== at) group = [];
-    at = i.event_time;
-    if (at !== null) group.push(`${itemKey(i)}=${i.score ?? ''}`);
-  }
-  return groups;
-};
-
 /** Resolves once `h`'s store holds the log up to `seq` and its engine and catalog hold its store. */
 async function caughtUp(h: Harness, seq: number, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -56,14 +39,6 @@ async function caughtUp(h: Harness, seq: number, ms = 60_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   await h.service.catchUp();
-}
-
-async function eventually(f: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms / 1000} s: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 beforeAll(async () => {

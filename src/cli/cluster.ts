@@ -18,11 +18,11 @@ export async function clusterStatusCommand(config: Config, json: boolean): Promi
       `revision log: ${s.stream.lastSeq} revisions, ${s.stream.replicas} replicas (leader ${s.stream.leader ?? 'none'}, ${s.stream.replicasCurrent} current)`,
       `wallet log: ${s.wallet.lastSeq} records, ${s.wallet.replicas} replicas (leader ${s.wallet.leader ?? 'none'}, ${s.wallet.replicasCurrent} current)`,
       `NATS servers: ${s.servers.join(', ') || '(the one connected to)'}`,
-      `shards: every node serves every shard (full replicas)`,
+      `shards: ${shardLine(s.nodes)}`,
       s.nodes.length === 0 ? 'nodes: none has reported (a node reports while it serves)' : 'nodes:',
       ...s.nodes.map(
         (n) =>
-          `  ${n.node}  applied ${n.applied}  lag ${n.lag}  wallet lag ${n.walletLag}  ${n.caughtUp ? 'caught up' : 'catching up'}  ` +
+          `  ${n.node}  shards ${n.shards ?? 'all'}  applied ${n.applied}  lag ${n.lag}  wallet lag ${n.walletLag}  ${n.caughtUp ? 'caught up' : 'catching up'}  ` +
           `consumer pending ${n.consumerPending ?? 'no consumer'}  last report ${Math.round((now - n.at) / 1000)} s ago`,
       ),
     ];
@@ -31,4 +31,15 @@ export async function clusterStatusCommand(config: Config, json: boolean): Promi
   } finally {
     await cluster.close();
   }
+}
+
+/** The groups of shards the nodes report, each with its replicas. */
+function shardLine(nodes: { node: string; shards?: string }[]): string {
+  const groups = new Map<string, string[]>();
+  for (const n of nodes) groups.set(n.shards ?? 'all', [...(groups.get(n.shards ?? 'all') ?? []), n.node]);
+  if (groups.size === 0 || (groups.size === 1 && groups.has('all'))) return 'every node holds every shard (full replicas)';
+  return [...groups]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([spec, ns]) => `${spec} on ${ns.join(', ')}`)
+    .join('; ');
 }

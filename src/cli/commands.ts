@@ -27,7 +27,7 @@ const oneOf =
 const EMBEDDING: SettingKey[] = ['modelDir', 'embedDevice', 'embedThreads', 'embedMaxTokens', 'embedMaxBatchTokens', 'chunkMinTokens', 'chunkMaxTokens'];
 const LOGS: SettingKey[] = ['logLevel', 'logFormat'];
 const STORE: SettingKey[] = ['dataDir'];
-const CLUSTER: SettingKey[] = ['clusterNatsUrls', 'clusterNodeId'];
+const CLUSTER: SettingKey[] = ['clusterNatsUrls', 'clusterNodeId', 'clusterShards'];
 
 const account: OptionSpec = { type: 'string', value: 'ID', doc: 'The account (newsmatch accounts create prints its id).', required: true };
 const name: OptionSpec = { type: 'string', value: 'NAME', doc: 'A name to recognise it by.' };

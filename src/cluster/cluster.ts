@@ -15,9 +15,13 @@ import type { RevisionInput, Store, Written } from '../store/index.js';
 import { Applier } from './applier.js';
 import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
 import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog, revisionFeed, takenAlready } from './revision-log.js';
+import { type GroupRequest, QueryRouter, serveGroup, type ShardMap } from './router.js';
+import { groupOf, parseShards, type ShardSet } from './shards.js';
 import { NatsWalletSlots, WALLET_STREAM, WALLET_SUBJECTS, walletFeed } from './wallet.js';
 
 const ARTICLES_BUCKET = 'nm-articles';
+/** Every shard the revision log holds, a key each. */
+const SHARDS_BUCKET = 'nm-shards';
 const NODES_BUCKET = 'nm-nodes';
 /** Settings every node shares: the cursor secret, so a cursor one node issued pages on any. */
 const SHARED_BUCKET = 'nm-shared';
@@ -40,14 +44,21 @@ const CLOSE_MS = 5000;
 const REPLICAS = 3;
 
 /** The cluster settings of a Config (cluster mode on: CLUSTER_NATS_URLS set); `nodeId` stands in where a command has none. */
-export const clusterSettings = (config: Pick<Config, 'clusterNatsUrls' | 'clusterNodeId'>, nodeId = config.clusterNodeId): ClusterSettings => ({
-  urls: config.clusterNatsUrls,
-  nodeId: nodeId!,
-});
+export function clusterSettings(config: Pick<Config, 'clusterNatsUrls' | 'clusterNodeId' | 'clusterShards'>, nodeId = config.clusterNodeId): ClusterSettings {
+  let shards: ShardSet;
+  try {
+    shards = parseShards(config.clusterShards);
+  } catch (e) {
+    throw new ClusterError(`CLUSTER_SHARDS: ${(e as Error).message}`);
+  }
+  return { urls: config.clusterNatsUrls, nodeId: nodeId!, shards };
+}
 
 export interface ClusterSettings {
   urls: string[];
   nodeId: string;
+  /** The shards whose vectors this node holds (CLUSTER_SHARDS). */
+  shards: ShardSet;
 }
 
 /** What one node last reported of itself. */
@@ -62,6 +73,9 @@ export interface NodeReport {
   walletApplied?: number;
   /** Unix ms of the report. */
   at: number;
+  /** The shards whose vectors it holds (CLUSTER_SHARDS, canonical), and their group. */
+  shards?: string;
+  group?: string;
 }
 
 export interface StreamStatus {
@@ -94,6 +108,7 @@ export class Cluster {
   /** Nodes that reported within NODE_LIVE_MS, as of the last heartbeat (this one included). */
   #live = 1;
   #keyWatch: { stop(): void } | null = null;
+  #groupSub: { unsubscribe(): void } | null = null;
 
   private constructor(
     readonly settings: ClusterSettings,
@@ -108,6 +123,7 @@ export class Cluster {
     /** The accounts' chains: Billing's writer in cluster mode. */
     readonly wallet: NatsWalletSlots,
     readonly responses: SharedResponses,
+    readonly shardList: KV,
     readonly log: Logger,
   ) {}
 
@@ -158,6 +174,7 @@ export class Cluster {
     await ensureStream(jsm, log, clustered, WALLET_STREAM, WALLET_SUBJECTS);
     const kvm = new Kvm(nc);
     const articles = await kvm.create(ARTICLES_BUCKET, { replicas, history: 1 });
+    const shardList = await kvm.create(SHARDS_BUCKET, { replicas, history: 1 });
     const nodes = await kvm.create(NODES_BUCKET, { replicas, history: 1 });
     const shared = await kvm.create(SHARED_BUCKET, { replicas, history: 1 });
     const polls = new PollSchedule(
@@ -167,7 +184,21 @@ export class Cluster {
     );
     const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
     const responses = kvResponses(await kvm.create(RESPONSES_BUCKET, { replicas, history: 1, ttl: RESPONSES_TTL_MS }), log);
-    return new Cluster(settings, nc, js, jsm, new RevisionLog(js, jsm, articles), nodes, shared, polls, keys, new NatsWalletSlots(js, jsm), responses, log);
+    return new Cluster(
+      settings,
+      nc,
+      js,
+      jsm,
+      new RevisionLog(js, jsm, articles, shardList),
+      nodes,
+      shared,
+      polls,
+      keys,
+      new NatsWalletSlots(js, jsm),
+      responses,
+      shardList,
+      log,
+    );
   }
 
   /** The cluster's cursor secret: made by the first node that asks, read by the others. */
@@ -219,7 +250,7 @@ export class Cluster {
   /** Starts applying the log to `store` (serve); `onApplied` hears after each batch. */
   async startApplying(store: Store, onApplied: () => void): Promise<void> {
     if (this.applier) return;
-    this.applier = new Applier(this.js, this.jsm, revisionFeed(store), this.settings.nodeId, this.log, onApplied);
+    this.applier = new Applier(this.js, this.jsm, revisionFeed(store, this.settings.shards), this.settings.nodeId, this.log, onApplied);
     await this.applier.start();
     const report = () =>
       void this.nodes
@@ -238,6 +269,39 @@ export class Cluster {
     if (this.walletApplier) return;
     this.walletApplier = new Applier(this.js, this.jsm, walletFeed(billing), `${this.settings.nodeId}-wallet`, this.log, () => undefined);
     await this.walletApplier.start();
+  }
+
+  /**
+   * A node that holds some shards' vectors: where its vector queries go (null: it holds them
+   * all, and answers alone).
+   */
+  shardRouter(): QueryRouter | null {
+    const own = this.settings.shards;
+    if (!own.ranges) return null;
+    const map: ShardMap = {
+      groups: async () => {
+        const groups = new Map<string, ShardSet>();
+        const now = Date.now();
+        for (const r of await this.#reports())
+          if (r.shards && r.group && (r.node === this.settings.nodeId || now - r.at < NODE_LIVE_MS)) groups.set(r.group, parseShards(r.shards));
+        return groups;
+      },
+      known: async () => {
+        const out: string[] = [];
+        for await (const k of await this.shardList.keys()) out.push(k);
+        return out;
+      },
+    };
+    return new QueryRouter(this.nc, own, map);
+  }
+
+  /** Answers this node's group's vector queries with `handle`, once its store has caught up with the log (it has all its group's rows). */
+  async serveShards(handle: (r: GroupRequest) => Promise<unknown>): Promise<void> {
+    while (!this.applier?.caughtUp) {
+      if (this.#closing) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!this.#closing) this.#groupSub = serveGroup(this.nc, this.settings.shards, handle, this.log);
   }
 
   /** The nodes serving now, as the last heartbeat counted them (at least this one). */
@@ -318,11 +382,14 @@ export class Cluster {
       caughtUp: a.caughtUp && (this.walletApplier?.caughtUp ?? true),
       walletApplied: this.walletApplier?.applied,
       at: Date.now(),
+      shards: this.settings.shards.spec,
+      group: groupOf(this.settings.shards),
     };
   }
 
   async close(): Promise<void> {
     this.#closing = true;
+    this.#groupSub?.unsubscribe();
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#keyWatch?.stop();
     await this.applier?.stop();

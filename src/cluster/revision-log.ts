@@ -19,13 +19,18 @@ import type { KV } from '@nats-io/kv';
 import { contentHash, decideRevision, type RevisionInput, type Store, type Written } from '../store/index.js';
 import type { Feed } from './applier.js';
 import { decided, decodeHistory, decodeRevision, encodeRevision, type LoggedRevision } from './codec.js';
+import { serves, type ShardSet } from './shards.js';
 
 export const REVISION_STREAM = 'NM_REVISIONS';
 export const REVISION_SUBJECTS = 'nm.rev.>';
 
 /** A create (an empty subject or an absent key expected) refused: another writer made it first. */
-/** The revision log as a node applies it: into its store, with the position, in one transaction (`Store.applyDecided`). */
-export function revisionFeed(store: Store): Feed {
+/**
+ * The revision log as a node applies it: into its store, with the position, in one transaction
+ * (`Store.applyDecided`). A revision of a shard the node does not serve is stored without its
+ * chunks: its text and metadata are here, its vectors on the nodes that serve it (shards.ts).
+ */
+export function revisionFeed(store: Store, shards: ShardSet): Feed {
   const key = `clusterApplied:${REVISION_STREAM}`;
   return {
     stream: REVISION_STREAM,
@@ -34,7 +39,12 @@ export function revisionFeed(store: Store): Feed {
     position: () => store.appliedPosition(key),
     apply: (batch: JsMsg[]) =>
       void store.applyDecided(
-        batch.map((m) => decided(decodeRevision(m.data))),
+        batch.map((m) => {
+          const d = decided(decodeRevision(m.data));
+          // nm.rev.<shard>.<article>.<n>
+          if (!serves(shards, m.subject.split('.')[2])) d.input.chunks = [];
+          return d;
+        }),
         { key, seq: batch[batch.length - 1].seq },
       ),
   };
@@ -74,10 +84,15 @@ export class RevisionLog {
   /** Articles this writer has seen, by key (a hint: a write looks on from it). */
   readonly #articles = new Map<string, Article>();
 
+  /** Shards this writer has seen listed in `shards`. */
+  readonly #listed = new Set<string>();
+
   constructor(
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly articles: KV,
+    /** Every shard the log holds, a key each (what a query's shards are found among). */
+    readonly shards: KV,
   ) {}
 
   /**
@@ -213,6 +228,13 @@ export class RevisionLog {
   /** The article's subject: its shard pinned by its first writer, whoever wins a race to pin it (`created`: this call did). */
   async #pin(key: string, publishedAt: number): Promise<{ subject: string; created: boolean }> {
     const shard = shardOf(publishedAt);
+    if (!this.#listed.has(shard)) {
+      // Listed before the article is pinned to it: a shard with an article is always listed.
+      await this.shards.create(shard, '').catch((e) => {
+        if (!takenAlready(e)) throw e;
+      });
+      this.#listed.add(shard);
+    }
     try {
       await this.articles.create(key, shard);
       return { subject: `nm.rev.${shard}.${key}`, created: true };

@@ -159,6 +159,7 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
     log: service.log,
     disabled: new Set(service.config.productsDisabled),
     stream: { heartbeatMs: service.config.monitorStreamHeartbeatMs, maxBufferedBytes: service.config.monitorStreamMaxBufferBytes },
+    shards: service.cluster && service.config.clusterShards !== 'all' ? service.config.clusterShards : undefined,
   });
   sourcesRoutes(app, service);
   newsRoutes(app, service);

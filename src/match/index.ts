@@ -1,3 +1,14 @@
-export { match, MODEL, type MatchDeps, type MatchRequest, type MatchResponse, type MatchItem } from './match.js';
+export {
+  localRows,
+  match,
+  MODEL,
+  type MatchDeps,
+  type MatchRequest,
+  type MatchResponse,
+  type MatchItem,
+  type RoutedQuery,
+  type RoutedRow,
+  type ShardRouter,
+} from './match.js';
 export { PageCache, type CachedRow } from './page-cache.js';
 export { likeQuery, type LikeQuery } from './like.js';

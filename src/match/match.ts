@@ -68,6 +68,47 @@ export interface MatchDeps {
   outletNames?: () => Set<string>;
   /** Text → unit bge-m3 vector; absent when text mode is off. Throws 503 `embed_unavailable`. */
   embedQuery?: (text: string) => Promise<Float32Array>;
+  /** Cluster mode on a node that holds some shards' vectors: where a vector query goes (src/cluster). */
+  shards?: ShardRouter;
+}
+
+/**
+ * A vector query sent to the nodes holding the vectors of the shards it touches (README,
+ * "Cluster mode"): each group answers it from its own vectors (`localRows`), and the rows are
+ * merged, newest first or best first, `limit` of them.
+ */
+export interface ShardRouter {
+  rows(q: RoutedQuery): Promise<RoutedRow[]>;
+  /** The query vectors of `like: id` from a node that holds the vectors of the article's shard (first published at `firstPublished`, unix s). */
+  likeVectors(id: string, firstPublished: number): Promise<number[][]>;
+}
+
+export interface RoutedQuery {
+  order: 'time' | 'relevance';
+  /** Unit vectors: one, or a liked article's chunks. */
+  vectors: number[][];
+  /** `like`: the article whose revisions are left out. */
+  like?: string;
+  minScore: number;
+  since?: number;
+  until?: number;
+  includeEdits: boolean;
+  sources?: string[];
+  excludeSources?: string[];
+  /** Rows wanted: limit + 1 for a time page (the extra one proves there is more). */
+  take: number;
+  /** A time page: after this row. */
+  after?: Position;
+  /** The query's fingerprint: where a node keeps the whole sorted set for the next pages. */
+  fp: string;
+}
+
+/** A row as a group answers it: its place in either order, and the item as JSON. */
+export interface RoutedRow {
+  t: number;
+  id: string;
+  score: number;
+  item: string;
 }
 
 interface Row {
@@ -110,7 +151,8 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
     ? resolveSources(deps.store.listSources(), req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid)
     : null;
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
-  const like: LikeQuery | undefined = req.like === undefined ? undefined : likeQuery(deps.store, req.like);
+  // On a node holding some shards, the liked article's vectors may be elsewhere (likeVectors).
+  const like: LikeQuery | undefined = req.like === undefined || deps.shards ? undefined : likeQuery(deps.store, req.like);
 
   // How far the ingest sequence is in reach of this request: the catalog's and the engine's
   // labels (both caught up above; the engine files a slice after the catalog reads it).
@@ -142,6 +184,27 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
   if (req.after_seq !== undefined) domain.labels = { from: req.after_seq, to: seq };
   const walk = req.after_seq === undefined ? undefined : seq;
 
+  if (hasQuery && deps.shards) {
+    if (req.after_seq !== undefined)
+      throw invalid('after_seq: not with a query on a node that holds some shards (its ingest sequence is its own): ask a node with CLUSTER_SHARDS=all');
+    if (req.text !== undefined) query = await deps.embedQuery!(req.text);
+    const vectors = req.like !== undefined ? await likeVectors(deps, req.like) : [Array.from(query!)];
+    const rows = await deps.shards.rows({
+      order,
+      vectors,
+      like: req.like,
+      minScore,
+      since,
+      until,
+      includeEdits: domain.includeEdits,
+      sources: req.sources,
+      excludeSources: req.exclude_sources,
+      take: order === 'time' ? limit + 1 : limit,
+      after,
+      fp,
+    });
+    return routedPage(rows, order, limit, fp, seq, deps);
+  }
   if (!hasQuery) {
     const rows = domain.labels ? arrivals(deps, domain, after, limit + 1) : chronological(deps, domain, after, limit + 1);
     return page(deps, rows, limit, fp, seq, walk);
@@ -168,6 +231,69 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
   const start = after === undefined ? 0 : firstAfter(all, after);
   const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
   return page(deps, rows, limit, fp, seq, walk);
+}
+
+/** `like` on a node that holds some shards: the article's vectors from here, or from a node of its shard. */
+async function likeVectors(deps: MatchDeps, id: string): Promise<number[][]> {
+  try {
+    return likeQuery(deps.store, id).vectors.map((v) => Array.from(v));
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== 'article_not_embedded') throw e;
+    const first = [...articleOrds(deps.store, id)].sort((a, b) => a - b)[0];
+    return deps.shards!.likeVectors(id, deps.catalog.eventTime[first]);
+  }
+}
+
+/** The answer from routed rows (merged by the router), as `page` and `respond` make it from local ones. */
+function routedPage(rows: RoutedRow[], order: 'time' | 'relevance', limit: number, fp: string, seq: number, deps: MatchDeps): Buffer {
+  const shown = rows.slice(0, limit);
+  let next: string | null | undefined;
+  if (order === 'time') {
+    const last = shown[shown.length - 1];
+    next = rows.length > limit ? deps.cursors.encode({ t: last.t, id: last.id }, fp) : null;
+  }
+  const out = new JsonBytes();
+  out.text(`{"model":${JSON.stringify(MODEL)},"order":"${order}","count":${shown.length},"items":[${shown.map((r) => r.item).join(',')}]`);
+  if (next !== undefined) out.text(`,"next_cursor":${JSON.stringify(next)}`);
+  out.text(`,"seq":${seq}}`);
+  return out.done();
+}
+
+/**
+ * A group's side of a routed query: its rows from its own vectors, each with its item as JSON
+ * (the same bytes `respond` writes), the whole sorted set of a time query kept for its next pages.
+ */
+export async function localRows(deps: MatchDeps, q: RoutedQuery): Promise<RoutedRow[]> {
+  await deps.catchUp();
+  const filtered = q.sources !== undefined || q.excludeSources !== undefined;
+  const sources = filtered ? resolveSources(deps.store.listSources(), q.sources, q.excludeSources, () => deps.outletNames?.() ?? new Set(), invalid) : null;
+  const domain: Domain = { since: q.since, until: q.until, includeEdits: q.includeEdits, sources };
+  const queries = q.vectors.map((v) => Float32Array.from(v));
+  const skip = q.like === undefined ? new Set<number>() : articleOrds(deps.store, q.like);
+  let rows: Row[];
+  if (q.order === 'relevance') {
+    const top = await topKAny(deps.search, queries, q.take, q.minScore, domain, skip);
+    rows = top.map((s) => row(deps.catalog, s));
+  } else {
+    const key = `routed|${q.fp}`;
+    let all = q.after ? deps.pages.get(key) : undefined;
+    if (!all) {
+      all = (await rangeAny(deps.search, queries, q.minScore, domain, skip))
+        .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
+        .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      deps.pages.set(key, all);
+    }
+    const start = q.after === undefined ? 0 : firstAfter(all, q.after);
+    rows = all.slice(start, start + q.take).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
+  }
+  return rows.map((r) => ({ t: r.t, id: r.id, score: r.scored!.score, item: itemJson(deps, r).toString('utf8') }));
+}
+
+/** Ords of every revision of the article one of whose revisions has id `id` (none: unknown). */
+function articleOrds(store: Store, id: string): Set<number> {
+  const ord = store.revIds.get(id);
+  if (ord === undefined) return new Set();
+  return new Set(store.articles.get(store.revisions.get(ord)!.url)!.ords);
 }
 
 /**
@@ -238,14 +364,8 @@ function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq:
   const out = new JsonBytes();
   out.text(`{"model":${JSON.stringify(MODEL)},"order":"${order}","count":${rows.length},"items":[`);
   rows.forEach((r, i) => {
-    // Views valid until the store's next read: copied at once.
-    const { article, chunk } = deps.store.rendered(r.ord, r.scored ? r.scored.label : null)!;
     if (i > 0) out.text(',');
-    out.bytes(article.subarray(0, article.length - 1));
-    out.text(`,"score":${r.scored ? r.scored.score : null},"best_chunk":`);
-    if (chunk) out.bytes(chunk);
-    else out.text('null');
-    out.text('}');
+    writeItem(deps, r, out);
   });
   out.text(']');
   if (nextCursor !== undefined) out.text(`,"next_cursor":${JSON.stringify(nextCursor)}`);
@@ -253,12 +373,33 @@ function respond(deps: MatchDeps, rows: Row[], order: 'time' | 'relevance', seq:
   return out.done();
 }
 
+/** An item: its revision as rendered when stored, its score and best chunk spliced in before the closing brace. */
+function writeItem(deps: MatchDeps, r: Row, out: JsonBytes): void {
+  // Views valid until the store's next read: copied at once.
+  const { article, chunk } = deps.store.rendered(r.ord, r.scored ? r.scored.label : null)!;
+  out.bytes(article.subarray(0, article.length - 1));
+  out.text(`,"score":${r.scored ? r.scored.score : null},"best_chunk":`);
+  if (chunk) out.bytes(chunk);
+  else out.text('null');
+  out.text('}');
+}
+
+function itemJson(deps: MatchDeps, r: Row): Buffer {
+  const out = new JsonBytes(4096);
+  writeItem(deps, r, out);
+  return out.done();
+}
+
 /** One growing buffer a response is written into: a copy per piece, one allocation per doubling. */
 class JsonBytes {
   // A page of 50 items with their snippets is ~20 KB on the benchmark corpus: sized for that,
   // not for the largest (each allocation is external memory the collector runs after).
-  #buf = Buffer.allocUnsafe(32 * 1024);
+  #buf: Buffer;
   #len = 0;
+
+  constructor(size = 32 * 1024) {
+    this.#buf = Buffer.allocUnsafe(size);
+  }
 
   text(s: string): void {
     this.#room(s.length * 3);

@@ -135,3 +135,12 @@ export async function jetStreamReady(urls: string[], ms: number): Promise<void> 
     await nc.close();
   }
 }
+
+/** Resolves once `f` holds, asking every 50 ms; throws naming `what` after `ms`. */
+export async function eventually(f: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await f())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms / 1000} s: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

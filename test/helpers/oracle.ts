@@ -194,3 +194,20 @@ export function revisionIndex(corpus: Corpus): Map<string, RevisionRec> {
   for (const r of corpus.revisions) m.set(rowKey(r.url, r.eventTime), r);
   return m;
 }
+
+/**
+ * Rows as a single node orders them, up to the order of rows with one event_time (ordered by
+ * id, and the single node's ids are its own): event times in page order, each with its rows' keys and scores sorted.
+ */
+export const canonical = (items: any[]): string[] => {
+  const groups: string[] = [];
+  let at: string | null = null;
+  let group: string[] = [];
+  for (const i of [...items, { event_time: null }]) {
+    if (i.event_time !== at && group.length > 0) groups.push(`${at} ${group.sort().join(' ')}`);
+    if (i.event_time !== at) group = [];
+    at = i.event_time;
+    if (at !== null) group.push(`${itemKey(i)}=${i.score ?? ''}`);
+  }
+  return groups;
+};

@@ -87,6 +87,7 @@ export function matchRoutes(app: FastifyInstance, deps: MatchDeps): void {
         'embed_unavailable',
         'unknown_article',
         'article_not_embedded',
+        'shard_unavailable',
       ],
     },
     schema: {

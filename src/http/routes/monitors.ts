@@ -20,6 +20,12 @@ export interface MonitorRouteDeps {
   /** PRODUCTS_DISABLED. */
   disabled: ReadonlySet<Product>;
   stream: { heartbeatMs: number; maxBufferedBytes: number };
+  /**
+   * Cluster mode: the shards whose vectors this node holds, when not all (CLUSTER_SHARDS). A
+   * monitor matches arrivals against the vectors its node holds, so it is made only where they
+   * all are.
+   */
+  shards?: string;
 }
 
 const bearer = [{ bearer: [] }];
@@ -150,6 +156,7 @@ export function monitorRoutes(app: FastifyInstance, deps: MonitorRouteDeps): voi
         'article_not_embedded',
         'webhook_blocked',
         'webhook_unreachable',
+        'shard_unavailable',
       ],
     },
     schema: {
@@ -163,6 +170,12 @@ export function monitorRoutes(app: FastifyInstance, deps: MonitorRouteDeps): voi
     },
     handler: async (req) => {
       const account = admit(req, deps.disabled);
+      if (deps.shards !== undefined) {
+        throw new AppError(
+          'shard_unavailable',
+          `this node holds the vectors of shards ${deps.shards} only, and a monitor matches what arrives in every shard: make it on a node with CLUSTER_SHARDS=all`,
+        );
+      }
       return deps.monitors.create(account, req.apiKey!.id, req.body);
     },
   });
