@@ -13,6 +13,9 @@
  * - catchup_s_per_million: a new empty node's time to apply the whole log and index it, per
  *   million chunks.
  * - The import itself: lines/s through the log (node a) against the single node's import.
+ * - Shards: the same queries through a node holding half the corpus's months (CLUSTER_SHARDS),
+ *   each vector query sent to its own group and the other's and merged, against the single
+ *   node: `cluster-shards: overhead_p50=… overhead_p99=…`.
  * - The wallet: metered calls' debits a second (Billing.charge, 64 in flight a node) on the
  *   single node's journal and through the wallet log: one account on one node, one account
  *   charged by two nodes at once (every lost slot computed again), 100 accounts on one node;
@@ -171,6 +174,35 @@ try {
   const catchupS = (performance.now() - t0) / 1000;
   console.log(`\nnew node: applied and indexed ${total} revisions (${c.service.store.nextLabel()} chunks) in ${catchupS.toFixed(1)} s`);
 
+  // ---- shards: two groups, each holding half the months' vectors ----
+  const months = [...new Set(corpus.revisions.map((r) => r.publishedAt.slice(0, 7)))].sort();
+  const split = months[Math.floor(months.length / 2) - 1];
+  const after = new Date(`${split}-01T00:00:00Z`);
+  after.setUTCMonth(after.getUTCMonth() + 1);
+  const s1 = await node(path.join(dir, 's1'), { ...clusterEnv('s1'), CLUSTER_SHARDS: `..${split}` });
+  const s2 = await node(path.join(dir, 's2'), { ...clusterEnv('s2'), CLUSTER_SHARDS: `${after.toISOString().slice(0, 7)}..` });
+  for (const s of [s1, s2]) {
+    while (s.service.cluster!.applier!.applied < total || !s.service.cluster!.applier!.caughtUp) await new Promise((r) => setTimeout(r, 20));
+    await s.service.catchUp();
+    await s.service.maintenance.flush();
+  }
+  // Both groups known to s1 (each node reports every 2 s).
+  for (;;) {
+    const res = await s1.app.inject({ method: 'POST', url: '/v1/match', headers: s1.headers, payload: bodies[0].body });
+    if (res.statusCode === 200) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const sharded = { single: [] as number[], cluster: [] as number[] };
+  for (const { body } of bodies.slice(0, 20)) await timeOne(s1, body);
+  for (const { body } of bodies) {
+    sharded.single.push(await timeOne(single, body));
+    sharded.cluster.push(await timeOne(s1, body));
+  }
+  console.log(
+    `\nshards: two groups (..${split} and after), every query through s1: p50 ${pct(sharded.cluster, 50).toFixed(2)} ms against ${pct(sharded.single, 50).toFixed(2)} ms ` +
+      `on the single node, p99 ${pct(sharded.cluster, 99).toFixed(2)} against ${pct(sharded.single, 99).toFixed(2)} ms`,
+  );
+
   // ---- the wallet: debits a second ----
   const charging = async (n: Node, accounts: string[], total: number, tag: string) => {
     const latencies: number[] = [];
@@ -220,7 +252,10 @@ try {
       `two_nodes_one_account_debits_per_s=${twoNodes.toFixed(0)} many_accounts_debits_per_s=${manyAccounts.perS.toFixed(0)} ` +
       `debit_p50_ms=${pct(wLat, 50).toFixed(1)} debit_p99_ms=${pct(wLat, 99).toFixed(1)}`,
   );
-  for (const n of [single, a, c]) await close(n);
+  console.log(
+    `cluster-shards: overhead_p50=${(pct(sharded.cluster, 50) / pct(sharded.single, 50)).toFixed(2)} overhead_p99=${(pct(sharded.cluster, 99) / pct(sharded.single, 99)).toFixed(2)}`,
+  );
+  for (const n of [single, a, c, s1, s2]) await close(n);
 } finally {
   await nats.stop();
 }

@@ -443,6 +443,9 @@ describe('operations', () => {
     const text = cli(['cluster', 'status'], { ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
     expect(text.stdout).toMatch(/^revision log: \d+ revisions, 3 replicas/);
     expect(text.stdout).toMatch(/^wallet log: \d+ records, 3 replicas/m);
+    const embed = cli(['embed'], { DATA_DIR: a.env.DATA_DIR, ...clusterEnv('ops'), LOG_LEVEL: 'silent' });
+    expect(embed.status).not.toBe(0);
+    expect(embed.stderr).toContain('in cluster mode every revision in the revision log carries its vectors');
     const down = cli(['cluster', 'status'], { CLUSTER_NATS_URLS: 'nats://127.0.0.1:1', CLUSTER_NODE_ID: 'x', LOG_LEVEL: 'silent' });
     expect(down.status).toBe(1);
     expect(down.stderr).toMatch(/^newsmatch: cluster mode: no NATS server answered at 127\.0\.0\.1:1 /);

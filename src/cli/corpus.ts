@@ -151,6 +151,12 @@ export async function reindexCommand(config: Config): Promise<number> {
 }
 
 export async function embedCommand(config: Config): Promise<number> {
+  if (config.clusterNatsUrls.length > 0) {
+    // Embedding here would change this node's store outside the log, and no other node's.
+    throw new UsageError(
+      'embed: in cluster mode every revision in the revision log carries its vectors (a line without chunks is embedded before it is appended), and a node holding some shards keeps only the text of the others: there is nothing to embed',
+    );
+  }
   if (config.modelDir === undefined) throw new UsageError('embed needs a model: set BGE_M3_MODEL_DIR (see "Text mode" in the README)');
   // Only LMDB is written, so this runs beside a server; the server indexes the new chunks itself.
   fs.mkdirSync(config.dataDir, { recursive: true });

@@ -278,19 +278,20 @@ export class Cluster {
   shardRouter(): QueryRouter | null {
     const own = this.settings.shards;
     if (!own.ranges) return null;
+    // Read at most once a heartbeat, not once a query: a group appears or ages out within one.
     const map: ShardMap = {
-      groups: async () => {
+      groups: cached(HEARTBEAT_MS, async () => {
         const groups = new Map<string, ShardSet>();
         const now = Date.now();
         for (const r of await this.#reports())
           if (r.shards && r.group && (r.node === this.settings.nodeId || now - r.at < NODE_LIVE_MS)) groups.set(r.group, parseShards(r.shards));
         return groups;
-      },
-      known: async () => {
+      }),
+      known: cached(HEARTBEAT_MS, async () => {
         const out: string[] = [];
         for await (const k of await this.shardList.keys()) out.push(k);
         return out;
-      },
+      }),
     };
     return new QueryRouter(this.nc, own, map);
   }
@@ -435,3 +436,20 @@ const kvResponses = (kv: KV, log: Logger): SharedResponses => ({
     await kv.put(id, JSON.stringify(r)).catch((err) => log.warn({ err }, 'cluster: sharing a kept response failed; only this node replays it'));
   },
 });
+
+/** `f`'s answer, asked again once it is `ms` old (callers meanwhile share the one in flight). */
+function cached<T>(ms: number, f: () => Promise<T>): () => Promise<T> {
+  let at = 0;
+  let value: Promise<T> | null = null;
+  return () => {
+    if (!value || Date.now() - at >= ms) {
+      at = Date.now();
+      value = f();
+      // A failed read is not kept: the next call asks again.
+      value.catch(() => {
+        value = null;
+      });
+    }
+    return value;
+  };
+}
