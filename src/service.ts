@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 import type { Config } from './config.js';
-import { Cluster, clusterSettings } from './cluster/index.js';
+import { Cluster, clusterSettings, type GroupRequest } from './cluster/index.js';
 import { Embedder, embedRevisions, textOf, type ChunkSettings } from './embed/index.js';
 import { liveScrapers, ParsePool, type LiveScrapers } from './live/index.js';
 import { JobStore, skillVocabulary, type Vocabulary } from './jobs/index.js';
@@ -339,8 +339,10 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
       cluster?.startWallet(billing).catch((e) => log.error({ err: e }, 'cluster: starting to apply the wallet log failed'));
       // A node holding some shards' vectors sends vector queries to the groups holding them, and answers its own group's.
       if (cluster) {
-        this.shards = cluster.shardRouter() ?? undefined;
-        void cluster.serveShards((r) => (r.kind === 'rows' ? localRows(this, r.q) : Promise.resolve(likeQuery(store, r.id).vectors.map((v) => Array.from(v)))));
+        const answer = (r: GroupRequest) =>
+          r.kind === 'rows' ? localRows(this, r.q) : Promise.resolve(likeQuery(store, r.id).vectors.map((v) => Array.from(v)));
+        this.shards = cluster.shardRouter(answer) ?? undefined;
+        void cluster.serveShards(answer);
       }
     },
     async importFile(file, hooks = {}) {

@@ -275,7 +275,7 @@ export class Cluster {
    * A node that holds some shards' vectors: where its vector queries go (null: it holds them
    * all, and answers alone).
    */
-  shardRouter(): QueryRouter | null {
+  shardRouter(local: (r: GroupRequest) => Promise<unknown>): QueryRouter | null {
     const own = this.settings.shards;
     if (!own.ranges) return null;
     // Read at most once a heartbeat, not once a query: a group appears or ages out within one.
@@ -293,7 +293,7 @@ export class Cluster {
         return out;
       }),
     };
-    return new QueryRouter(this.nc, own, map);
+    return new QueryRouter(this.nc, own, map, local);
   }
 
   /** Answers this node's group's vector queries with `handle`, once its store has caught up with the log (it has all its group's rows). */

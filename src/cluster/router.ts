@@ -33,6 +33,8 @@ export class QueryRouter implements ShardRouter {
     readonly nc: NatsConnection,
     readonly own: ShardSet,
     readonly map: ShardMap,
+    /** This node's own answer for its group: asked directly, not through NATS. */
+    readonly local: (r: GroupRequest) => Promise<unknown>,
   ) {}
 
   async rows(q: RoutedQuery): Promise<RoutedRow[]> {
@@ -73,13 +75,12 @@ export class QueryRouter implements ShardRouter {
 
   /** Asks `group` (which holds `shards`), twice at most; 503 shard_unavailable naming the shards when no node of it answers. */
   async #ask<T>(group: string, shards: string[], req: GroupRequest): Promise<T> {
+    if (group === groupOf(this.own)) return (await this.local(req)) as T;
     let last: unknown;
     for (let i = 0; i < ASKS; i++) {
       try {
         const m = await this.nc.request(`nm.q.${group}`, JSON.stringify(req), { timeout: ASK_MS });
-        const r = m.json<{ ok?: T; error?: { code: string; message: string } }>();
-        if (r.error) throw new AppError(r.error.code as never, r.error.message);
-        return r.ok as T;
+        return decodeAnswer<T>(m.string());
       } catch (e) {
         if (isAppError(e)) throw e;
         last = e;
@@ -101,7 +102,7 @@ export function serveGroup(nc: NatsConnection, own: ShardSet, handle: (r: GroupR
       if (err) return;
       void (async () => {
         try {
-          msg.respond(JSON.stringify({ ok: await handle(msg.json<GroupRequest>()) }));
+          msg.respond(encodeAnswer(await handle(msg.json<GroupRequest>())));
         } catch (e) {
           if (!isAppError(e)) log.error({ err: e }, 'cluster: answering a shard query failed');
           const error = isAppError(e) ? { code: e.code, message: e.message } : { code: 'internal', message: 'the node answering for the shard failed' };
@@ -110,4 +111,23 @@ export function serveGroup(nc: NatsConnection, own: ShardSet, handle: (r: GroupR
       })();
     },
   });
+}
+
+/**
+ * An answer on the wire: JSON, and for rows their items after it, a line each (an item is
+ * compact JSON, with no line break in it), so they are not escaped into a string and back.
+ */
+function encodeAnswer(ok: unknown): string {
+  if (!Array.isArray(ok) || ok.length === 0 || typeof (ok[0] as RoutedRow).item !== 'string') return JSON.stringify({ ok });
+  const rows = ok as RoutedRow[];
+  return `${JSON.stringify({ rows: rows.map(({ t, id, score }) => [t, id, score]) })}\n${rows.map((r) => r.item).join('\n')}`;
+}
+
+function decodeAnswer<T>(text: string): T {
+  const nl = text.indexOf('\n');
+  const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { ok?: T; rows?: [number, string, number][]; error?: { code: string; message: string } };
+  if (head.error) throw new AppError(head.error.code as never, head.error.message);
+  if (!head.rows) return head.ok as T;
+  const items = text.slice(nl + 1).split('\n');
+  return head.rows.map(([t, id, score], i) => ({ t, id, score, item: items[i] })) as T;
 }
