@@ -14,8 +14,9 @@
  *   million chunks.
  * - The import itself: lines/s through the log (node a) against the single node's import.
  * - Shards: the same queries through a node holding half the corpus's months (CLUSTER_SHARDS),
- *   each vector query sent to its own group and the other's and merged, against the single
- *   node: `cluster-shards: overhead_p50=… overhead_p99=…`.
+ *   each vector query answered by its own group here and by the other group's node, a process
+ *   of its own (test/helpers/cluster-node.ts), and merged, against the single node:
+ *   `cluster-shards: overhead_p50=… overhead_p99=…`.
  * - The wallet: metered calls' debits a second (Billing.charge, 64 in flight a node) on the
  *   single node's journal and through the wallet log: one account on one node, one account
  *   charged by two nodes at once (every lost slot computed again), 100 accounts on one node;
@@ -180,12 +181,18 @@ try {
   const after = new Date(`${split}-01T00:00:00Z`);
   after.setUTCMonth(after.getUTCMonth() + 1);
   const s1 = await node(path.join(dir, 's1'), { ...clusterEnv('s1'), CLUSTER_SHARDS: `..${split}` });
-  const s2 = await node(path.join(dir, 's2'), { ...clusterEnv('s2'), CLUSTER_SHARDS: `${after.toISOString().slice(0, 7)}..` });
-  for (const s of [s1, s2]) {
-    while (s.service.cluster!.applier!.applied < total || !s.service.cluster!.applier!.caughtUp) await new Promise((r) => setTimeout(r, 20));
-    await s.service.catchUp();
-    await s.service.maintenance.flush();
-  }
+  const s2 = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/cluster-node.ts'], {
+    env: { ...process.env, DATA_DIR: path.join(dir, 's2'), ...clusterEnv('s2'), CLUSTER_SHARDS: `${after.toISOString().slice(0, 7)}..` },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let s2Applied = -1;
+  s2.stdout.setEncoding('utf8').on('data', (d: string) => {
+    for (const m of d.matchAll(/applied (\d+) /g)) s2Applied = Number(m[1]);
+  });
+  while (s1.service.cluster!.applier!.applied < total || !s1.service.cluster!.applier!.caughtUp || s2Applied < total)
+    await new Promise((r) => setTimeout(r, 20));
+  await s1.service.catchUp();
+  await s1.service.maintenance.flush();
   // Both groups known to s1 (each node reports every 2 s).
   for (;;) {
     const res = await s1.app.inject({ method: 'POST', url: '/v1/match', headers: s1.headers, payload: bodies[0].body });
@@ -255,7 +262,8 @@ try {
   console.log(
     `cluster-shards: overhead_p50=${(pct(sharded.cluster, 50) / pct(sharded.single, 50)).toFixed(2)} overhead_p99=${(pct(sharded.cluster, 99) / pct(sharded.single, 99)).toFixed(2)}`,
   );
-  for (const n of [single, a, c, s1, s2]) await close(n);
+  s2.kill('SIGTERM');
+  for (const n of [single, a, c, s1]) await close(n);
 } finally {
   await nats.stop();
 }

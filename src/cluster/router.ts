@@ -105,7 +105,9 @@ export function serveGroup(nc: NatsConnection, own: ShardSet, handle: (r: GroupR
           msg.respond(encodeAnswer(await handle(msg.json<GroupRequest>())));
         } catch (e) {
           if (!isAppError(e)) log.error({ err: e }, 'cluster: answering a shard query failed');
-          const error = isAppError(e) ? { code: e.code, message: e.message } : { code: 'internal', message: 'the node answering for the shard failed' };
+          const error = isAppError(e)
+            ? { code: e.code, message: e.message, extra: e.extra }
+            : { code: 'internal', message: 'the node answering for the shard failed' };
           msg.respond(JSON.stringify({ error }));
         }
       })();
@@ -125,8 +127,13 @@ function encodeAnswer(ok: unknown): string {
 
 function decodeAnswer<T>(text: string): T {
   const nl = text.indexOf('\n');
-  const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { ok?: T; rows?: [number, string, number][]; error?: { code: string; message: string } };
-  if (head.error) throw new AppError(head.error.code as never, head.error.message);
+  const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as {
+    ok?: T;
+    rows?: [number, string, number][];
+    error?: { code: string; message: string; extra?: Record<string, unknown> };
+  };
+  // The group's refusal is this query's (too_many_matches keeps its matched_at_least).
+  if (head.error) throw new AppError(head.error.code as never, head.error.message, { extra: head.error.extra });
   if (!head.rows) return head.ok as T;
   const items = text.slice(nl + 1).split('\n');
   return head.rows.map(([t, id, score], i) => ({ t, id, score, item: items[i] })) as T;
