@@ -44,12 +44,9 @@ beforeAll(async () => {
   const end = low.service.cluster!.revisions.lastSeq;
   for (const h of [low, high]) await eventually(() => h.service.cluster!.applier!.applied >= end && h.service.cluster!.applier!.caughtUp, 'caught up', 60_000);
   for (const h of [low, high]) await h.service.catchUp();
-  // Each node knows the other's group once it has reported (every 2 s).
-  await eventually(
-    async () => (await high.match({ vector: vec(makeQuery(corpus, new Rng(1), 'topic')), order: 'relevance', limit: 1 })).status === 200,
-    'both groups answer',
-    60_000,
-  );
+  // Each node knows the other's group once its heartbeat has read the other's report (every 2 s).
+  const probe = { vector: vec(makeQuery(corpus, new Rng(1), 'topic')), order: 'relevance', limit: 1 };
+  for (const h of [low, high]) await eventually(async () => (await h.match(probe)).status === 200, 'both groups answer', 60_000);
 }, 240_000);
 
 afterAll(async () => {

@@ -107,6 +107,8 @@ export class Cluster {
   #closing = false;
   /** Nodes that reported within NODE_LIVE_MS, as of the last heartbeat (this one included). */
   #live = 1;
+  /** The groups of shards of those nodes (group id → its shards), as of the last heartbeat. */
+  #liveGroups = new Map<string, ShardSet>();
   #keyWatch: { stop(): void } | null = null;
   #groupSub: { unsubscribe(): void } | null = null;
 
@@ -255,7 +257,7 @@ export class Cluster {
     const report = () =>
       void this.nodes
         .put(this.settings.nodeId, JSON.stringify(this.#report()))
-        .then(() => this.#countLive())
+        .then(() => this.#readReports())
         .catch((e) => {
           if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
         });
@@ -280,13 +282,7 @@ export class Cluster {
     if (!own.ranges) return null;
     // Read at most once a heartbeat, not once a query: a group appears or ages out within one.
     const map: ShardMap = {
-      groups: cached(HEARTBEAT_MS, async () => {
-        const groups = new Map<string, ShardSet>();
-        const now = Date.now();
-        for (const r of await this.#reports())
-          if (r.shards && r.group && (r.node === this.settings.nodeId || now - r.at < NODE_LIVE_MS)) groups.set(r.group, parseShards(r.shards));
-        return groups;
-      }),
+      groups: async () => this.#liveGroups,
       known: cached(HEARTBEAT_MS, async () => {
         const out: string[] = [];
         for await (const k of await this.shardList.keys()) out.push(k);
@@ -310,11 +306,18 @@ export class Cluster {
     return this.#live;
   }
 
-  async #countLive(): Promise<void> {
+  /** Counts the nodes that reported within NODE_LIVE_MS (this one always), and their groups of shards. */
+  async #readReports(): Promise<void> {
     const now = Date.now();
+    const groups = new Map<string, ShardSet>();
     let live = 0;
-    for (const r of await this.#reports()) if (r.node === this.settings.nodeId || now - r.at < NODE_LIVE_MS) live++;
+    for (const r of await this.#reports()) {
+      if (r.node !== this.settings.nodeId && now - r.at >= NODE_LIVE_MS) continue;
+      live++;
+      if (r.shards && r.group) groups.set(r.group, parseShards(r.shards));
+    }
     this.#live = Math.max(1, live);
+    this.#liveGroups = groups;
   }
 
   /** What every node last reported of itself. */

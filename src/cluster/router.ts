@@ -29,13 +29,17 @@ export interface ShardMap {
 }
 
 export class QueryRouter implements ShardRouter {
+  readonly #ownGroup: string;
+
   constructor(
     readonly nc: NatsConnection,
     readonly own: ShardSet,
     readonly map: ShardMap,
     /** This node's own answer for its group: asked directly, not through NATS. */
     readonly local: (r: GroupRequest) => Promise<unknown>,
-  ) {}
+  ) {
+    this.#ownGroup = groupOf(own);
+  }
 
   async rows(q: RoutedQuery): Promise<RoutedRow[]> {
     const shards = touched(await this.map.known(), q.since, q.until, q.includeEdits);
@@ -61,7 +65,7 @@ export class QueryRouter implements ShardRouter {
     const missing: string[] = [];
     for (const s of shards) {
       let g: string | undefined;
-      if (serves(this.own, s)) g = groupOf(this.own);
+      if (serves(this.own, s)) g = this.#ownGroup;
       else if (groups.has('all')) g = 'all';
       else for (const [id, set] of groups) if (serves(set, s)) g = id;
       if (g) plan.set(g, [...(plan.get(g) ?? []), s]);
@@ -75,7 +79,7 @@ export class QueryRouter implements ShardRouter {
 
   /** Asks `group` (which holds `shards`), twice at most; 503 shard_unavailable naming the shards when no node of it answers. */
   async #ask<T>(group: string, shards: string[], req: GroupRequest): Promise<T> {
-    if (group === groupOf(this.own)) return (await this.local(req)) as T;
+    if (group === this.#ownGroup) return (await this.local(req)) as T;
     let last: unknown;
     for (let i = 0; i < ASKS; i++) {
       try {
