@@ -17,7 +17,7 @@ import { POLL_LEASE_SEC, PollSchedule } from './poll-schedule.js';
 import { REVISION_STREAM, REVISION_SUBJECTS, RevisionLog, revisionFeed, takenAlready } from './revision-log.js';
 import { type GroupRequest, QueryRouter, serveGroup, type ShardMap } from './router.js';
 import { groupOf, parseShards, type ShardSet } from './shards.js';
-import { NatsWalletSlots, WALLET_STREAM, WALLET_SUBJECTS, walletFeed } from './wallet.js';
+import { NatsWalletSlots, retrying, WALLET_STREAM, WALLET_SUBJECTS, walletFeed } from './wallet.js';
 
 const ARTICLES_BUCKET = 'nm-articles';
 /** Every shard the revision log holds, a key each. */
@@ -224,7 +224,8 @@ export class Cluster {
   async shareKey(store: KeyStore, id: string): Promise<boolean> {
     const record = store.record(id);
     if (!record) return false;
-    await this.keys.put(id, JSON.stringify(record));
+    // Through a leader election (a server just restarted), as the wallet's appends are.
+    await retrying(() => this.keys.put(id, JSON.stringify(record)));
     return true;
   }
 

@@ -58,7 +58,7 @@ function subject(account: string, seq: number): string {
 }
 
 /** `f`, tried again through errors of the servers (not refusals: an AppError goes straight out) until RETRY_MS. */
-async function retrying<T>(f: () => Promise<T>): Promise<T> {
+export async function retrying<T>(f: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + RETRY_MS;
   for (;;) {
     try {
