@@ -13,6 +13,7 @@ import { eventually, type NatsCluster, startNatsCluster } from './helpers/nats-c
 import { canonical, itemKey, makeQuery, pickMinScore, recallOf, vec } from './helpers/oracle.js';
 import { Rng } from './helpers/rng.js';
 import { cli } from './helpers/cli.js';
+import { groupOf, type NodeReport, parseShards } from '../src/cluster/index.js';
 
 let nats: NatsCluster;
 let single: Harness;
@@ -44,7 +45,7 @@ beforeAll(async () => {
   const end = low.service.cluster!.revisions.lastSeq;
   for (const h of [low, high]) await eventually(() => h.service.cluster!.applier!.applied >= end && h.service.cluster!.applier!.caughtUp, 'caught up', 60_000);
   for (const h of [low, high]) await h.service.catchUp();
-  // Each node knows the other's group once its heartbeat has read the other's report (every 2 s).
+  // Each node knows the other's group once it has reported (its first heartbeat) and is serving.
   const probe = { vector: vec(makeQuery(corpus, new Rng(1), 'topic')), order: 'relevance', limit: 1 };
   for (const h of [low, high]) await eventually(async () => (await h.match(probe)).status === 200, 'both groups answer', 60_000);
 }, 240_000);
@@ -97,6 +98,28 @@ describe('two groups of shards', () => {
     ];
     expect(rl.status, rl.raw).toBe(200);
     expect(rl.body.items.map((i: any) => i.id)).toEqual(rh.body.items.map((i: any) => i.id));
+  });
+
+  it('the shard map is watched: a shard or a group is known as soon as it is written, and gone once deleted', async () => {
+    const c = low.service.cluster!;
+    const map = c.shardRouter(async () => [])!.map;
+    // Known now, as a query would ask: a map read on a timer would answer from that read for a while.
+    expect(await map.known()).toContain(months[0]);
+    const shards = parseShards('2031-01..2031-12');
+    const group = groupOf(shards);
+    await c.shardList.create('2031-01', '');
+    const report: NodeReport = { node: 'zz', applied: 0, pending: 0, caughtUp: true, at: Date.now(), shards: shards.spec, group };
+    await c.nodes.put('zz', JSON.stringify(report));
+    try {
+      await eventually(async () => (await map.known()).includes('2031-01'), 'the new shard known', 1000);
+      await eventually(async () => (await map.groups()).has(group), 'the new group known', 1000);
+      expect(c.liveNodes()).toBe(3);
+    } finally {
+      await c.shardList.delete('2031-01');
+      await c.nodes.delete('zz');
+    }
+    await eventually(async () => !(await map.known()).includes('2031-01') && !(await map.groups()).has(group), 'both gone', 1000);
+    expect(c.liveNodes()).toBe(2);
   });
 
   it('what needs every shard on one node says so: monitors, and after_seq with a query; cluster status lists the groups', async () => {

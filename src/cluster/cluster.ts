@@ -2,11 +2,13 @@
  * Cluster mode (CLUSTER_NATS_URLS): this node on a NATS JetStream cluster. The revision log (a
  * stream replicated 3 ways) is the source of truth for the corpus; this node's LMDB is a view
  * of it that the applier keeps, and that a new or wiped node rebuilds by reading the log.
- * Every node serves every shard (a full replica): queries are answered from the local view.
+ * A node holds the vectors of every shard or of some (CLUSTER_SHARDS, shards.ts); a node holding
+ * some sends its vector queries to the groups holding the others (router.ts). Where the groups
+ * are, and which shards the log holds, is followed by watching two KV buckets.
  */
 import { randomBytes } from 'node:crypto';
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
+import { type KV, type KvEntry, KvWatchInclude, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -105,11 +107,12 @@ export class Cluster {
   #heartbeat: NodeJS.Timeout | null = null;
   /** Set by close: a report still in flight then fails quietly (the connection drains). */
   #closing = false;
-  /** Nodes that reported within NODE_LIVE_MS, as of the last heartbeat (this one included). */
-  #live = 1;
-  /** The groups of shards of those nodes (group id → its shards), as of the last heartbeat. */
-  #liveGroups = new Map<string, ShardSet>();
-  #keyWatch: { stop(): void } | null = null;
+  /** Every node's last report (`nm-nodes`, watched from the first heartbeat on), with its shards parsed. */
+  readonly #reports = new Map<string, { report: NodeReport; shards: ShardSet | null }>();
+  /** Every shard the log holds (`nm-shards`, watched from the first vector query routed on). */
+  readonly #shards = new Set<string>();
+  #shardsFollowed: Promise<unknown> | null = null;
+  #watches: { stop(): void }[] = [];
   #groupSub: { unsubscribe(): void } | null = null;
 
   private constructor(
@@ -232,7 +235,7 @@ export class Cluster {
   /** Mirrors the shared keys into `store`, now and as they change, until close. */
   async mirrorKeys(store: KeyStore): Promise<void> {
     const watch = await this.keys.watch();
-    this.#keyWatch = watch;
+    this.#watches.push(watch);
     void (async () => {
       for await (const e of watch) {
         if (e.operation !== 'PUT') continue;
@@ -255,13 +258,15 @@ export class Cluster {
     if (this.applier) return;
     this.applier = new Applier(this.js, this.jsm, revisionFeed(store, this.settings.shards), this.settings.nodeId, this.log, onApplied);
     await this.applier.start();
+    await this.#follow(this.nodes, (e) => {
+      if (e.operation !== 'PUT') return void this.#reports.delete(e.key);
+      const report = e.json<NodeReport>();
+      this.#reports.set(e.key, { report, shards: report.shards ? parseShards(report.shards) : null });
+    });
     const report = () =>
-      void this.nodes
-        .put(this.settings.nodeId, JSON.stringify(this.#report()))
-        .then(() => this.#readReports())
-        .catch((e) => {
-          if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
-        });
+      void this.nodes.put(this.settings.nodeId, JSON.stringify(this.#report())).catch((e) => {
+        if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
+      });
     report();
     this.#heartbeat = setInterval(report, HEARTBEAT_MS);
     this.#heartbeat.unref();
@@ -281,14 +286,22 @@ export class Cluster {
   shardRouter(local: (r: GroupRequest) => Promise<unknown>): QueryRouter | null {
     const own = this.settings.shards;
     if (!own.ranges) return null;
-    // Read at most once a heartbeat, not once a query: a group appears or ages out within one.
+    // Both from watched buckets, not a read a query: a group or a shard is known as soon as
+    // it is written; a group ages out NODE_LIVE_MS after its last report.
     const map: ShardMap = {
-      groups: async () => this.#liveGroups,
-      known: cached(HEARTBEAT_MS, async () => {
-        const out: string[] = [];
-        for await (const k of await this.shardList.keys()) out.push(k);
-        return out;
-      }),
+      groups: async () => this.#live().groups,
+      known: async () => {
+        // A failed start (NATS unreachable) is not kept: the next query tries again.
+        this.#shardsFollowed ??= this.#follow(this.shardList, (e) => {
+          if (e.operation === 'PUT') this.#shards.add(e.key);
+          else this.#shards.delete(e.key);
+        }).catch((e) => {
+          this.#shardsFollowed = null;
+          throw e;
+        });
+        await this.#shardsFollowed;
+        return [...this.#shards];
+      },
     };
     return new QueryRouter(this.nc, own, map, local);
   }
@@ -302,27 +315,58 @@ export class Cluster {
     if (!this.#closing) this.#groupSub = serveGroup(this.nc, this.settings.shards, handle, this.log);
   }
 
-  /** The nodes serving now, as the last heartbeat counted them (at least this one). */
+  /** The nodes serving now: those that reported within NODE_LIVE_MS (at least this one). */
   liveNodes(): number {
-    return this.#live;
+    return this.#live().nodes;
   }
 
-  /** Counts the nodes that reported within NODE_LIVE_MS (this one always), and their groups of shards. */
-  async #readReports(): Promise<void> {
+  /** The nodes that reported within NODE_LIVE_MS (this one always), and their groups of shards (group id → its shards). */
+  #live(): { nodes: number; groups: Map<string, ShardSet> } {
     const now = Date.now();
     const groups = new Map<string, ShardSet>();
-    let live = 0;
-    for (const r of await this.#reports()) {
-      if (r.node !== this.settings.nodeId && now - r.at >= NODE_LIVE_MS) continue;
-      live++;
-      if (r.shards && r.group) groups.set(r.group, parseShards(r.shards));
+    let nodes = 0;
+    for (const { report, shards } of this.#reports.values()) {
+      if (report.node !== this.settings.nodeId && now - report.at >= NODE_LIVE_MS) continue;
+      nodes++;
+      if (shards && report.group) groups.set(report.group, shards);
     }
-    this.#live = Math.max(1, live);
-    this.#liveGroups = groups;
+    return { nodes: Math.max(1, nodes), groups };
   }
 
-  /** What every node last reported of itself. */
-  async #reports(): Promise<NodeReport[]> {
+  /**
+   * Follows `kv` until close: every value it holds, then every change, each to `apply`, a
+   * key's entries in the order they were written. Resolves once the values held are applied.
+   * The watch starts first and the listing follows, so a change between the two is seen, by
+   * one or both: an entry older than one already applied for its key is skipped.
+   */
+  async #follow(kv: KV, apply: (e: KvEntry) => void): Promise<void> {
+    const newest = new Map<string, number>();
+    const next = (e: KvEntry) => {
+      if ((newest.get(e.key) ?? 0) >= e.revision) return;
+      newest.set(e.key, e.revision);
+      apply(e);
+    };
+    const watch = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    this.#watches.push(watch);
+    void (async () => {
+      for await (const e of watch) next(e);
+    })().catch((err) => {
+      if (!this.#closing) this.log.error({ err }, 'cluster: watching a bucket failed');
+    });
+    try {
+      for await (const key of await kv.keys()) {
+        const e = await kv.get(key);
+        if (e) next(e);
+      }
+    } catch (e) {
+      watch.stop();
+      this.#watches = this.#watches.filter((w) => w !== watch);
+      throw e;
+    }
+  }
+
+  /** What every node last reported of itself, read now (`cluster status`). */
+  async #listReports(): Promise<NodeReport[]> {
     // A key put while the keys are listed can be listed twice: one report a node.
     const reports = new Map<string, NodeReport>();
     for await (const key of await this.nodes.keys()) {
@@ -358,7 +402,7 @@ export class Cluster {
     const info = await this.jsm.streams.info(REVISION_STREAM);
     const wallet = await this.jsm.streams.info(WALLET_STREAM);
     const nodes: ClusterStatus['nodes'] = [];
-    for (const r of await this.#reports()) {
+    for (const r of await this.#listReports()) {
       const consumer = await this.jsm.consumers.info(REVISION_STREAM, r.node).catch(() => null);
       nodes.push({
         ...r,
@@ -396,7 +440,7 @@ export class Cluster {
     this.#closing = true;
     this.#groupSub?.unsubscribe();
     if (this.#heartbeat) clearInterval(this.#heartbeat);
-    this.#keyWatch?.stop();
+    for (const w of this.#watches) w.stop();
     await this.applier?.stop();
     await this.walletApplier?.stop();
     // A drain waits on the servers; one that never answers does not hold a shutdown.
@@ -440,20 +484,3 @@ const kvResponses = (kv: KV, log: Logger): SharedResponses => ({
     await kv.put(id, JSON.stringify(r)).catch((err) => log.warn({ err }, 'cluster: sharing a kept response failed; only this node replays it'));
   },
 });
-
-/** `f`'s answer, asked again once it is `ms` old (callers meanwhile share the one in flight). */
-function cached<T>(ms: number, f: () => Promise<T>): () => Promise<T> {
-  let at = 0;
-  let value: Promise<T> | null = null;
-  return () => {
-    if (!value || Date.now() - at >= ms) {
-      at = Date.now();
-      value = f();
-      // A failed read is not kept: the next call asks again.
-      value.catch(() => {
-        value = null;
-      });
-    }
-    return value;
-  };
-}
