@@ -38,6 +38,8 @@ const RESPONSES_TTL_MS = 24 * 3600 * 1000;
 const HEARTBEAT_MS = 2000;
 /** A node that has not reported for this long is not counted as serving (rate limits' shares). */
 const NODE_LIVE_MS = 3 * HEARTBEAT_MS;
+/** How long a KV watch's start may take before it is tried again. */
+const FOLLOW_START_MS = 10_000;
 /** How long opening keeps trying while JetStream is not answering (leaders being elected). */
 const OPEN_RETRY_MS = 30_000;
 /** How long a close waits for the connection to drain before it just closes it. */
@@ -258,11 +260,18 @@ export class Cluster {
     if (this.applier) return;
     this.applier = new Applier(this.js, this.jsm, revisionFeed(store, this.settings.shards), this.settings.nodeId, this.log, onApplied);
     await this.applier.start();
-    await this.#follow(this.nodes, (e) => {
-      if (e.operation !== 'PUT') return void this.#reports.delete(e.key);
-      const report = e.json<NodeReport>();
-      this.#reports.set(e.key, { report, shards: report.shards ? parseShards(report.shards) : null });
-    });
+    // Beside the heartbeat, never before it: a node that cannot read the others still reports.
+    const follow = (): void =>
+      void this.#follow(this.nodes, NODES_BUCKET, (e) => {
+        if (e.operation !== 'PUT') return void this.#reports.delete(e.key);
+        const report = e.json<NodeReport>();
+        this.#reports.set(e.key, { report, shards: report.shards ? parseShards(report.shards) : null });
+      }).catch((err) => {
+        if (this.#closing) return;
+        this.log.warn({ err }, 'cluster: reading the node reports failed; reading them again');
+        setTimeout(follow, HEARTBEAT_MS).unref();
+      });
+    follow();
     const report = () =>
       void this.nodes.put(this.settings.nodeId, JSON.stringify(this.#report())).catch((e) => {
         if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
@@ -292,7 +301,7 @@ export class Cluster {
       groups: async () => this.#live().groups,
       known: async () => {
         // A failed start (NATS unreachable) is not kept: the next query tries again.
-        this.#shardsFollowed ??= this.#follow(this.shardList, (e) => {
+        this.#shardsFollowed ??= this.#follow(this.shardList, SHARDS_BUCKET, (e) => {
           if (e.operation === 'PUT') this.#shards.add(e.key);
           else this.#shards.delete(e.key);
         }).catch((e) => {
@@ -334,46 +343,75 @@ export class Cluster {
   }
 
   /**
-   * Follows `kv` until close: every value it holds, then every change, each to `apply`, a
-   * key's entries in the order they were written. Resolves once the values held are applied.
-   * The watch starts first and the listing follows, so a change between the two is seen, by
-   * one or both: an entry older than one already applied for its key is skipped.
+   * Follows `kv` (KV bucket `bucket`) until close: every value it holds, then every change,
+   * each to `apply`, a key's entries in the order they were written. Resolves once the values
+   * held are applied. The watch starts first and the listing follows, so a change between the
+   * two is seen, by one or both: an entry older than one already applied for its key is
+   * skipped.
    */
-  async #follow(kv: KV, apply: (e: KvEntry) => void): Promise<void> {
+  async #follow(kv: KV, bucket: string, apply: (e: KvEntry) => void): Promise<void> {
     const newest = new Map<string, number>();
     const next = (e: KvEntry) => {
       if ((newest.get(e.key) ?? 0) >= e.revision) return;
       newest.set(e.key, e.revision);
       apply(e);
     };
-    const watch = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
-    this.#watches.push(watch);
-    void (async () => {
-      for await (const e of watch) next(e);
-    })().catch((err) => {
-      if (!this.#closing) this.log.error({ err }, 'cluster: watching a bucket failed');
-    });
-    try {
-      for await (const key of await kv.keys()) {
-        const e = await kv.get(key);
-        if (e) next(e);
-      }
-    } catch (e) {
-      watch.stop();
+    let watch: { stop(): void } | undefined;
+    const stop = () => {
+      watch?.stop();
       this.#watches = this.#watches.filter((w) => w !== watch);
+    };
+    const setUp = (async () => {
+      const w = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+      watch = w;
+      this.#watches.push(w);
+      void (async () => {
+        for await (const e of w) next(e);
+      })().catch((err) => {
+        if (!this.#closing) this.log.error({ err }, 'cluster: watching a bucket failed');
+      });
+      for (const e of await this.#list(kv, bucket)) next(e);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // A start that neither ends nor fails (a node starting beside an import once never got
+      // past it) is given up and tried again by the caller.
+      await Promise.race([
+        setUp,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`following KV bucket ${bucket}: no answer within ${FOLLOW_START_MS / 1000} s`)), FOLLOW_START_MS);
+        }),
+      ]);
+    } catch (e) {
+      stop();
+      // One that ends later is stopped then.
+      setUp.then(stop, stop);
       throw e;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   /** What every node last reported of itself, read now (`cluster status`). */
   async #listReports(): Promise<NodeReport[]> {
-    // A key put while the keys are listed can be listed twice: one report a node.
-    const reports = new Map<string, NodeReport>();
-    for await (const key of await this.nodes.keys()) {
-      const entry = await this.nodes.get(key);
-      if (entry?.operation === 'PUT') reports.set(key, JSON.parse(entry.string()) as NodeReport);
+    return (await this.#list(this.nodes, NODES_BUCKET)).filter((e) => e.operation === 'PUT').map((e) => e.json<NodeReport>());
+  }
+
+  /**
+   * The entries `kv` (KV bucket `bucket`) holds now, a key each (deleted ones as their
+   * deletion): listed from the stream's subjects (one request, paged) and read one by one,
+   * requests that answer or time out, where `kv.keys()`'s consumer waits to be told it has
+   * seen every key.
+   */
+  async #list(kv: KV, bucket: string): Promise<KvEntry[]> {
+    const prefix = `$KV.${bucket}.`;
+    const info = await this.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
+    const out: KvEntry[] = [];
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const e = await kv.get(subject.slice(prefix.length));
+      if (e) out.push(e);
     }
-    return [...reports.values()];
+    return out;
   }
 
   /** Resolves once this node's store holds every revision this node appended (now if it applies none). */
