@@ -6,7 +6,7 @@
  * during an import, and a new empty node must catch up from the log and serve.
  */
 import { spawn } from 'node:child_process';
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -464,6 +464,25 @@ describe('operations', () => {
       await caughtUp(h, info.state.last_seq);
       const found = (await h.pageAll({ include_edits: true }, 100)).items.filter((i) => urls.has(i.source_url));
       expect(found.length).toBe(extra.revisions.length);
+    }
+  });
+
+  it('`newsmatch demo` with CLUSTER_NATS_URLS sends its corpus through the log, and the key it prints opens every node', async () => {
+    const dir = join(makeTempDir(), 'demo');
+    const res = cli(['demo'], { DATA_DIR: dir, ...clusterEnv('demo'), LOG_LEVEL: 'silent' });
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toContain('once it has applied the revision log');
+    const key = /^KEY=(\S+)$/m.exec(res.stdout)![1];
+    const query = JSON.parse(readFileSync(join(dir, 'demo-query.json'), 'utf8'));
+    const info = await a.service.cluster!.jsm.streams.info('NM_REVISIONS');
+    for (const h of [a, b]) {
+      await caughtUp(h, info.state.last_seq);
+      const ask = () => h.inject({ method: 'POST', url: '/v1/match', payload: query, headers: { authorization: `Bearer ${key}` }, noAuth: true });
+      // The key reaches a node through the shared bucket (mirrorKeys), a moment after the command printed it.
+      await eventually(async () => (await ask()).status !== 401, `node ${h.env.CLUSTER_NODE_ID} knows the demo key`, 10_000);
+      const found = await ask();
+      expect(found.status, found.raw).toBe(200);
+      expect(found.body.count).toBeGreaterThan(0);
     }
   });
 

@@ -43,26 +43,19 @@ export async function demoCommand(config: Config, rest: string[], flags: { force
   const file = path.join(tmp, 'demo.jsonl');
   let summary: ImportSummary;
   let beside: boolean;
+  let secret: string | undefined;
   let importMs: number;
   try {
     writeDemoJsonl(corpus, file);
     const importing = performance.now();
-    ({ summary, beside } = await importDemo(config, file));
+    ({ summary, beside, secret } = await importDemo(config, file));
     importMs = performance.now() - importing;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  if (summary.rejected > 0) {
+  if (summary.rejected > 0 || secret === undefined) {
     for (const r of summary.rejections.slice(0, 5)) process.stderr.write(`demo line ${r.line}: ${r.reason}\n`);
     return 1;
-  }
-
-  const keyStore = new Store(path.join(config.dataDir, 'lmdb'));
-  let secret: string;
-  try {
-    secret = new KeyStore(keyStore).create({ scheme: 'bearer', name: 'demo' }).secret;
-  } finally {
-    await keyStore.close();
   }
 
   const topic = DEMO_TOPICS.find((t) => t.key === QUERY_TOPIC)!;
@@ -83,33 +76,48 @@ export async function demoCommand(config: Config, rest: string[], flags: { force
   out(`topics: ${DEMO_TOPICS.map((t) => `${t.name} ("${t.word}")`).join(', ')}`);
   out('a Bearer key of the operator account was created (named demo); its secret is shown only now.');
   // Beside a running server the keyword index catches up in the background (README, "Keyword search").
+  const cluster = config.clusterNatsUrls.length > 0;
   out(
-    beside
-      ? 'The running server indexes them at its next request (/v1/news answers "partial": true until it has caught up); paste:'
-      : `Start the server (${startCommand(config)}), then paste:`,
+    cluster
+      ? `Every node serves them once it has applied the revision log (/readyz), and knows the key; paste (${hostForUrl(config.host)}:${config.port} standing for any node):`
+      : beside
+        ? 'The running server indexes them at its next request (/v1/news answers "partial": true until it has caught up); paste:'
+        : `Start the server (${startCommand(config)}), then paste:`,
   );
   out();
   for (const line of demoCurls(config, secret, topic, article.revisions[0].title, timeFile, relevanceFile)) out(line);
   return 0;
 }
 
-/** As `newsmatch import` does: through the service, or, beside a running server, records only (it indexes them). */
-async function importDemo(config: Config, file: string): Promise<{ summary: ImportSummary; beside: boolean }> {
+/**
+ * As `newsmatch import` does (through the service, or, beside a running server, records only:
+ * it indexes them), then a Bearer key of the operator account; in cluster mode the corpus goes
+ * through the revision log and the key to every node (README, "Cluster mode"). No key when a
+ * line was rejected.
+ */
+async function importDemo(config: Config, file: string): Promise<{ summary: ImportSummary; beside: boolean; secret?: string }> {
   const opened = await openForImport(config);
   if ('store' in opened) {
     try {
-      return { summary: await importFile(opened.store, file), beside: true };
+      const summary = await importFile(opened.store, file);
+      return { summary, beside: true, secret: summary.rejected > 0 ? undefined : new KeyStore(opened.store).create(DEMO_KEY).secret };
     } finally {
       await opened.store.close();
     }
   }
   const { service } = opened;
   try {
-    return { summary: await service.importFile(file), beside: false };
+    const summary = await service.importFile(file);
+    if (summary.rejected > 0) return { summary, beside: false };
+    const key = service.keys.create(DEMO_KEY);
+    await service.cluster?.shareKey(service.keys, key.id);
+    return { summary, beside: false, secret: key.secret };
   } finally {
     await service.close();
   }
 }
+
+const DEMO_KEY = { scheme: 'bearer', name: 'demo' } as const;
 
 /** The lines to paste: the key, then a comment and a curl for each query mode. */
 export function demoCurls(config: Config, secret: string, topic: DemoTopic, title: string, timeFile: string, relevanceFile: string): string[] {
