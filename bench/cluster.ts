@@ -25,6 +25,7 @@
  * Timings are medians or percentiles of this run; only the ratios compare.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.js';
@@ -266,4 +267,6 @@ try {
   for (const n of [single, a, c, s1]) await close(n);
 } finally {
   await nats.stop();
+  // Its nodes' data directories (~4 GB at the default size), as bench:import and bench:recall remove theirs.
+  fs.rmSync(dir, { recursive: true, force: true });
 }
