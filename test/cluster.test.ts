@@ -243,12 +243,14 @@ describe('one wallet across nodes', () => {
 
   it('a retry with the same Idempotency-Key sent to another node is replayed there, not charged again', async () => {
     const acct = await a.service.billing.createAccountShared('retries');
+    // 20 calls a second (10 a node): the retries below come faster than the free plan's 10 a minute.
+    await a.service.billing.subscribeShared(acct.id, 'sources', 'mega');
     const { id, secret } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
     await a.service.cluster!.shareKey(a.service.keys, id);
-    await eventually(() => b.service.keys.get(id) !== undefined && b.service.billing.subscription(acct.id, 'sources') !== undefined, 'node b has the key');
-    await eventually(() => a.service.billing.subscription(acct.id, 'sources') !== undefined, 'node a has the account');
-    const call = (h: Harness, url: string) =>
-      h.inject({ method: 'GET', url, noAuth: true, headers: { authorization: `Bearer ${secret}`, 'idempotency-key': 'order-7' } });
+    for (const h of [a, b])
+      await eventually(() => h.service.keys.get(id) !== undefined && h.service.billing.subscription(acct.id, 'sources')?.plan === 'mega', 'the key and plan on both nodes');
+    const call = (h: Harness, url: string, key = 'order-7') =>
+      h.inject({ method: 'GET', url, noAuth: true, headers: { authorization: `Bearer ${secret}`, 'idempotency-key': key } });
     const first = await call(a, '/v1/sources');
     expect(first.status).toBe(200);
     expect(first.headers['x-credits-charged']).toBe('1');
@@ -257,9 +259,20 @@ describe('one wallet across nodes', () => {
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.raw).toBe(first.raw);
     expect((await call(b, '/v1/sources?limit=5')).body.error).toBe('invalid_request');
+    // Each retry right after its answer, on the other node: the kept response is read where it
+    // was written (the stream's leader), never from a replica still behind it.
+    const replayed: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [x, y] = i % 2 ? [b, a] : [a, b];
+      const made = await call(x, '/v1/sources', `order-${100 + i}`);
+      expect(made.status, made.raw).toBe(200);
+      replayed.push(String((await call(y, '/v1/sources', `order-${100 + i}`)).headers['idempotent-replayed']));
+      await new Promise((r) => setTimeout(r, 120));
+    }
+    expect(replayed).toEqual(Array(20).fill('true'));
     await walletCaughtUp(a);
     await walletCaughtUp(b);
-    for (const h of [a, b]) expect(h.service.billing.balance(acct.id)).toBe(249);
+    for (const h of [a, b]) expect(h.service.billing.balance(acct.id)).toBe(250 - 21);
   });
 
   it("rate limits: each node admits its share of the plan's limit (the quota over the nodes serving)", async () => {

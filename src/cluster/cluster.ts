@@ -114,6 +114,8 @@ export class Cluster {
   /** Every shard the log holds (`nm-shards`, watched from the first vector query routed on). */
   readonly #shards = new Set<string>();
   #shardsFollowed: Promise<unknown> | null = null;
+  /** Each followed bucket's re-read, run every heartbeat (#follow). */
+  #rereads: (() => Promise<void>)[] = [];
   #watches: { stop(): void }[] = [];
   #groupSub: { unsubscribe(): void } | null = null;
 
@@ -190,7 +192,9 @@ export class Cluster {
       settings.nodeId,
     );
     const keys = await kvm.create(KEYS_BUCKET, { replicas, history: 1 });
-    const responses = kvResponses(await kvm.create(RESPONSES_BUCKET, { replicas, history: 1, ttl: RESPONSES_TTL_MS }), log);
+    // Read from the stream's leader, not any replica (direct gets): a retry sent to another node
+    // right after the answer must find the response the first node kept before answering.
+    const responses = kvResponses(await kvm.create(RESPONSES_BUCKET, { replicas, history: 1, ttl: RESPONSES_TTL_MS, allow_direct: false }), log);
     return new Cluster(
       settings,
       nc,
@@ -272,10 +276,15 @@ export class Cluster {
         setTimeout(follow, HEARTBEAT_MS).unref();
       });
     follow();
-    const report = () =>
+    const report = () => {
       void this.nodes.put(this.settings.nodeId, JSON.stringify(this.#report())).catch((e) => {
         if (!this.#closing) this.log.warn({ err: e }, 'cluster: reporting this node failed');
       });
+      for (const reread of this.#rereads)
+        void reread().catch((e) => {
+          if (!this.#closing) this.log.warn({ err: e }, 'cluster: reading a bucket again failed');
+        });
+    };
     report();
     this.#heartbeat = setInterval(report, HEARTBEAT_MS);
     this.#heartbeat.unref();
@@ -347,7 +356,9 @@ export class Cluster {
    * each to `apply`, a key's entries in the order they were written. Resolves once the values
    * held are applied. The watch starts first and the listing follows, so a change between the
    * two is seen, by one or both: an entry older than one already applied for its key is
-   * skipped.
+   * skipped. The bucket is also listed again every heartbeat, which heals whatever a watch
+   * missed: right after a NATS server was lost, a node once counted another as gone while it
+   * was reporting (`test/cluster.test.ts`, rate limits, one run in four).
    */
   async #follow(kv: KV, bucket: string, apply: (e: KvEntry) => void): Promise<void> {
     const newest = new Map<string, number>();
@@ -355,6 +366,16 @@ export class Cluster {
       if ((newest.get(e.key) ?? 0) >= e.revision) return;
       newest.set(e.key, e.revision);
       apply(e);
+    };
+    let rereading = false;
+    const reread = async () => {
+      if (rereading) return;
+      rereading = true;
+      try {
+        for (const e of await this.#list(kv, bucket)) next(e);
+      } finally {
+        rereading = false;
+      }
     };
     let watch: { stop(): void } | undefined;
     const stop = () => {
@@ -370,7 +391,7 @@ export class Cluster {
       })().catch((err) => {
         if (!this.#closing) this.log.error({ err }, 'cluster: watching a bucket failed');
       });
-      for (const e of await this.#list(kv, bucket)) next(e);
+      await reread();
     })();
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -390,6 +411,7 @@ export class Cluster {
     } finally {
       clearTimeout(timer);
     }
+    this.#rereads.push(reread);
   }
 
   /** What every node last reported of itself, read now (`cluster status`). */
@@ -509,16 +531,16 @@ async function ensureStream(jsm: JetStreamManager, log: Logger, clustered: boole
   }
 }
 
-/** Kept responses in a KV bucket whose entries expire after 24 h. */
+/** Kept responses in a KV bucket whose entries expire after 24 h; each read and write tried again through a leader election, as the wallet's appends are. */
 const kvResponses = (kv: KV, log: Logger): SharedResponses => ({
   async get(id) {
-    const e = await kv.get(id).catch((err) => {
+    const e = await retrying(() => kv.get(id)).catch((err) => {
       log.warn({ err }, 'cluster: reading a kept response failed; the call runs');
       return null;
     });
     return e?.operation === 'PUT' ? e.json<StoredResponse>() : null;
   },
   async put(id, r) {
-    await kv.put(id, JSON.stringify(r)).catch((err) => log.warn({ err }, 'cluster: sharing a kept response failed; only this node replays it'));
+    await retrying(() => kv.put(id, JSON.stringify(r))).catch((err) => log.warn({ err }, 'cluster: sharing a kept response failed; only this node replays it'));
   },
 });
