@@ -248,7 +248,10 @@ describe('one wallet across nodes', () => {
     const { id, secret } = a.service.keys.create({ scheme: 'bearer', account: acct.id });
     await a.service.cluster!.shareKey(a.service.keys, id);
     for (const h of [a, b])
-      await eventually(() => h.service.keys.get(id) !== undefined && h.service.billing.subscription(acct.id, 'sources')?.plan === 'mega', 'the key and plan on both nodes');
+      await eventually(
+        () => h.service.keys.get(id) !== undefined && h.service.billing.subscription(acct.id, 'sources')?.plan === 'mega',
+        'the key and plan on both nodes',
+      );
     const call = (h: Harness, url: string, key = 'order-7') =>
       h.inject({ method: 'GET', url, noAuth: true, headers: { authorization: `Bearer ${secret}`, 'idempotency-key': key } });
     const first = await call(a, '/v1/sources');
