@@ -115,7 +115,7 @@ export class Cluster {
   readonly #shards = new Set<string>();
   #shardsFollowed: Promise<unknown> | null = null;
   /** Each followed bucket's re-read, run every heartbeat (#follow). */
-  #rereads: (() => Promise<void>)[] = [];
+  readonly #rereads: (() => Promise<void>)[] = [];
   #watches: { stop(): void }[] = [];
   #groupSub: { unsubscribe(): void } | null = null;
 

@@ -12,7 +12,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { AppError, isAppError } from '../errors.js';
-import type { RoutedQuery, RoutedRow, ShardRouter } from '../match/index.js';
+import { newestFirst, type RoutedQuery, type RoutedRow, type ShardRouter } from '../match/index.js';
 import { groupOf, serves, type ShardSet, touched } from './shards.js';
 
 /** How long a group has to answer, and how many times it is asked (a queue group picks another node the next time). */
@@ -47,7 +47,7 @@ export class QueryRouter implements ShardRouter {
     const answers = await Promise.all([...plan].map(([g, of]) => this.#ask<RoutedRow[]>(g, of, { kind: 'rows', q })));
     const seen = new Set<string>();
     const rows = answers.flat().filter((r) => !seen.has(r.id) && seen.add(r.id));
-    if (q.order === 'time') rows.sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    if (q.order === 'time') rows.sort(newestFirst);
     else rows.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return rows.slice(0, q.take);
   }

@@ -1,5 +1,6 @@
 export {
   localRows,
+  newestFirst,
   match,
   MODEL,
   type MatchDeps,

@@ -14,13 +14,17 @@ export interface LikeQuery {
   exclude: Set<number>;
 }
 
+/** Ords of every revision of the article one of whose revisions has id `id`, oldest first (undefined: no such revision). */
+export function articleOrds(store: Store, id: string): number[] | undefined {
+  const ord = store.revIds.get(id);
+  return ord === undefined ? undefined : store.articles.get(store.revisions.get(ord)!.url)!.ords;
+}
+
 /** The query for `like: id`; 422 unknown_article for an id no revision has, 422 article_not_embedded for one stored without vectors. */
 export function likeQuery(store: Store, id: string): LikeQuery {
-  const ord = store.revIds.get(id);
-  if (ord === undefined)
+  const ords = articleOrds(store, id);
+  if (ords === undefined)
     throw new AppError('unknown_article', `like: no article has the id ${JSON.stringify(id)} (use an item's id from /v1/match or /v1/news)`);
-  const url = store.revisions.get(ord)!.url;
-  const ords = store.articles.get(url)!.ords;
   const latest = store.revisions.get(ords[ords.length - 1])!;
   if (latest.labelCount === 0) {
     throw new AppError(

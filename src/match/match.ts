@@ -9,7 +9,7 @@ import { inDomain, normalise, rangeAny, topKAny } from '../search/index.js';
 import { resolveSources, type ArticleFields, type Catalog, type Store } from '../store/index.js';
 import { readTimeRange } from '../time.js';
 import { fingerprint, type CursorCodec, type Position } from '../cursor/index.js';
-import { likeQuery, type LikeQuery } from './like.js';
+import { articleOrds, likeQuery, type LikeQuery } from './like.js';
 import type { CachedRow, PageCache } from './page-cache.js';
 
 export const MODEL = 'bge-m3';
@@ -145,11 +145,7 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
   }
 
   await deps.catchUp();
-  // Only a source filter needs the sources (an item's name is in its rendered record).
-  const filtered = req.sources !== undefined || req.exclude_sources !== undefined;
-  const sourceFilter = filtered
-    ? resolveSources(deps.store.listSources(), req.sources, req.exclude_sources, () => deps.outletNames?.() ?? new Set(), invalid)
-    : null;
+  const sourceFilter = sourcesOf(deps, req.sources, req.exclude_sources);
   if (req.text !== undefined && !deps.embedQuery) throw new AppError('text_mode_unavailable');
   // On a node holding some shards, the liked article's vectors may be elsewhere (likeVectors).
   const like: LikeQuery | undefined = req.like === undefined || deps.shards ? undefined : likeQuery(deps.store, req.like);
@@ -209,28 +205,45 @@ export async function match(deps: MatchDeps, req: MatchRequest): Promise<Buffer>
     const rows = domain.labels ? arrivals(deps, domain, after, limit + 1) : chronological(deps, domain, after, limit + 1);
     return page(deps, rows, limit, fp, seq, walk);
   }
-  // Page one computes the set; later pages slice the cached one (or recompute it on a miss).
-  const cacheKey = walk === undefined ? fp : `${fp}|${walk}`;
-  let all = after ? deps.pages.get(cacheKey) : undefined;
-  // A text is embedded only when a search runs: a later page from the cache needs no vector.
-  if (!all && req.text !== undefined) query = await deps.embedQuery!(req.text);
   if (order === 'relevance') {
+    if (req.text !== undefined) query = await deps.embedQuery!(req.text);
     const top = like
       ? await topKAny(deps.search, like.vectors, limit, minScore, domain, like.exclude)
       : await deps.search.topK(query!, limit, minScore, domain);
     const rows = top.map((s) => row(deps.catalog, s));
     return respond(deps, rows, order, seq);
   }
+  const rows = await timeRows(deps, walk === undefined ? fp : `${fp}|${walk}`, after, limit + 1, async () => {
+    // A text is embedded only when a search runs: a later page from the cache needs no vector.
+    if (req.text !== undefined) query = await deps.embedQuery!(req.text);
+    return like ? rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : deps.search.range(query!, minScore, domain);
+  });
+  return page(deps, rows, limit, fp, seq, walk);
+}
+
+/** The source filter of `sources` / `exclude_sources`; null when neither is sent (only a filter needs the sources: an item's name is in its rendered record). */
+function sourcesOf(deps: MatchDeps, sources: string[] | undefined, exclude: string[] | undefined): Set<number> | null {
+  if (sources === undefined && exclude === undefined) return null;
+  return resolveSources(deps.store.listSources(), sources, exclude, () => deps.outletNames?.() ?? new Set(), invalid);
+}
+
+/** Newest first, then by id: the order of a time page and of its cursor (t, id). */
+export const newestFirst = (a: { t: number; id: string }, b: { t: number; id: string }): number => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * `take` rows of a time query after `after`: page one finds the whole set (`find`) and keeps it,
+ * newest first, under `key`; later pages slice the kept one (or find it again on a miss).
+ */
+async function timeRows(deps: MatchDeps, key: string, after: Position | undefined, take: number, find: () => Promise<Scored[]>): Promise<Row[]> {
+  let all = after ? deps.pages.get(key) : undefined;
   if (!all) {
-    const found = like ? await rangeAny(deps.search, like.vectors, minScore, domain, like.exclude) : await deps.search.range(query!, minScore, domain);
-    all = found
+    all = (await find())
       .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
-      .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    deps.pages.set(cacheKey, all);
+      .sort(newestFirst);
+    deps.pages.set(key, all);
   }
   const start = after === undefined ? 0 : firstAfter(all, after);
-  const rows = all.slice(start, start + limit + 1).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
-  return page(deps, rows, limit, fp, seq, walk);
+  return all.slice(start, start + take).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
 }
 
 /** `like` on a node that holds some shards: the article's vectors from here, or from a node of its shard. */
@@ -239,7 +252,7 @@ async function likeVectors(deps: MatchDeps, id: string): Promise<number[][]> {
     return likeQuery(deps.store, id).vectors.map((v) => Array.from(v));
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== 'article_not_embedded') throw e;
-    const first = [...articleOrds(deps.store, id)].sort((a, b) => a - b)[0];
+    const first = Math.min(...articleOrds(deps.store, id)!);
     return deps.shards!.likeVectors(id, deps.catalog.eventTime[first]);
   }
 }
@@ -265,35 +278,17 @@ function routedPage(rows: RoutedRow[], order: 'time' | 'relevance', limit: numbe
  */
 export async function localRows(deps: MatchDeps, q: RoutedQuery): Promise<RoutedRow[]> {
   await deps.catchUp();
-  const filtered = q.sources !== undefined || q.excludeSources !== undefined;
-  const sources = filtered ? resolveSources(deps.store.listSources(), q.sources, q.excludeSources, () => deps.outletNames?.() ?? new Set(), invalid) : null;
-  const domain: Domain = { since: q.since, until: q.until, includeEdits: q.includeEdits, sources };
+  const domain: Domain = { since: q.since, until: q.until, includeEdits: q.includeEdits, sources: sourcesOf(deps, q.sources, q.excludeSources) };
   const queries = q.vectors.map((v) => Float32Array.from(v));
-  const skip = q.like === undefined ? new Set<number>() : articleOrds(deps.store, q.like);
+  const skip = new Set(q.like === undefined ? [] : (articleOrds(deps.store, q.like) ?? []));
   let rows: Row[];
   if (q.order === 'relevance') {
     const top = await topKAny(deps.search, queries, q.take, q.minScore, domain, skip);
     rows = top.map((s) => row(deps.catalog, s));
   } else {
-    const key = `routed|${q.fp}`;
-    let all = q.after ? deps.pages.get(key) : undefined;
-    if (!all) {
-      all = (await rangeAny(deps.search, queries, q.minScore, domain, skip))
-        .map((s): CachedRow => ({ ord: s.ord, t: deps.catalog.eventTime[s.ord], id: deps.catalog.ids[s.ord], score: s.score, label: s.label }))
-        .sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-      deps.pages.set(key, all);
-    }
-    const start = q.after === undefined ? 0 : firstAfter(all, q.after);
-    rows = all.slice(start, start + q.take).map((r): Row => ({ ord: r.ord, t: r.t, id: r.id, scored: { ord: r.ord, score: r.score, label: r.label } }));
+    rows = await timeRows(deps, `routed|${q.fp}`, q.after, q.take, () => rangeAny(deps.search, queries, q.minScore, domain, skip));
   }
   return rows.map((r) => ({ t: r.t, id: r.id, score: r.scored!.score, item: itemJson(deps, r).toString('utf8') }));
-}
-
-/** Ords of every revision of the article one of whose revisions has id `id` (none: unknown). */
-function articleOrds(store: Store, id: string): Set<number> {
-  const ord = store.revIds.get(id);
-  if (ord === undefined) return new Set();
-  return new Set(store.articles.get(store.revisions.get(ord)!.url)!.ords);
 }
 
 /**
@@ -305,7 +300,7 @@ function arrivals(deps: MatchDeps, d: Domain, after: Position | undefined, take:
   const c = deps.catalog;
   const rows: Row[] = [];
   for (let ord = 0; ord < c.size; ord++) if (inDomain(c, ord, d)) rows.push({ ord, t: c.eventTime[ord], id: c.ids[ord] });
-  rows.sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  rows.sort(newestFirst);
   const start = after === undefined ? 0 : rows.findIndex((r) => before(r, after));
   return start < 0 ? [] : rows.slice(start, start + take);
 }
