@@ -10,8 +10,13 @@
  *    corpus.ts: story, paraphrase, topic and mixed classes; none a stored chunk).
  *    The same with include_edits=true (no filter), and a row of far queries (off-topic and
  *    random classes), which the planner answers by an exact scan.
- * 3. order=time, a vector, limit 50, min_score set per query so ~300 first revisions match.
- * 4. GET /v1/sources while order=time queries run beside it: if a scan ever ran on the event
+ * 3. Relevance's capacity under the latency goal: the same queries at each connection count of
+ *    BENCH_SWEEP (default 8,12,20,24,32,48; the 16-connection run above is one more point). A fixed
+ *    count measures latency as much as capacity (Little's law: 16 connections at 16 ms each is
+ *    1,000 req/s whatever the CPU has left), so the line also says the most req/s of any point
+ *    whose p99 is within BENCH_P99_MS (default 50), and at how many connections.
+ * 4. order=time, a vector, limit 50, min_score set per query so ~300 first revisions match.
+ * 5. GET /v1/sources while order=time queries run beside it: if a scan ever ran on the event
  *    loop, this p99 would show it.
  *
  * Prints a table (req/s, p50, p99, and the server's event-loop delay p99) whose last column
@@ -128,7 +133,7 @@ if (process.argv[2] === 'serve') {
   };
   type Result = Awaited<ReturnType<typeof autocannon>>;
   const rows: { name: string; r: Result; loopP99: number; loopMax: number; cpuMs: number; loopMs: number }[] = [];
-  // BENCH_RUNS=relevance,time (names: sources, relevance, edits, far, time, mixed) runs a subset, e.g. to profile one.
+  // BENCH_RUNS=relevance,time (names: sources, relevance, edits, far, sweep, time, mixed) runs a subset, e.g. to profile one.
   const only = process.env.BENCH_RUNS ? new Set(process.env.BENCH_RUNS.split(',')) : null;
   const run = async (name: string, go: () => Promise<Result>, key: string) => {
     if (only && !only.has(key)) return undefined;
@@ -156,6 +161,17 @@ if (process.argv[2] === 'serve') {
   // Unfiltered: no first-revision filter.
   await run(`relevance, include_edits=true (${connections} conns)`, () => cannon('/v1/match', ready.relevanceAll, connections, seconds), 'edits');
   await run(`relevance, far queries: exact scans (${connections} conns)`, () => cannon('/v1/match', ready.far, connections, seconds), 'far');
+  // The sweep: relevance at other connection counts; the 16-connection run above is a point too.
+  const points: { conns: number; r: Result }[] = relevance ? [{ conns: connections, r: relevance }] : [];
+  for (const conns of (process.env.BENCH_SWEEP ?? '8,12,20,24,32,48').split(',').map(Number)) {
+    if (!(conns > 0) || conns === connections) continue;
+    const r = await run(`relevance, vector, limit 50 (${conns} conns)`, () => cannon('/v1/match', ready.relevance, conns, seconds), 'sweep');
+    if (r) points.push({ conns, r });
+  }
+  const p99Goal = envInt('BENCH_P99_MS', 50);
+  // Only a point with every request answered counts.
+  const within = points.filter(({ r }) => r.latency.p99 <= p99Goal && r.non2xx + r.errors + r.timeouts === 0);
+  const best = within.reduce<(typeof points)[number] | undefined>((a, b) => (a && a.r.requests.average >= b.r.requests.average ? a : b), undefined);
   const time = await run(`order=time, vector, limit 50 (${connections} conns)`, () => cannon('/v1/match', ready.time, connections, seconds), 'time');
   // Both at once: the event loop must keep answering /v1/sources while scans run.
   let rangeUnderSources: Result | undefined;
@@ -191,8 +207,16 @@ if (process.argv[2] === 'serve') {
   console.log(
     `server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`,
   );
+  if (points.length > 1)
+    console.log(
+      `relevance by connections: ${points
+        .sort((a, b) => a.conns - b.conns)
+        .map(({ conns, r }) => `${conns}: ${r.requests.average.toFixed(0)} req/s p99 ${r.latency.p99} ms`)
+        .join(', ')}; the most within p99 ${p99Goal} ms: ${best ? `${best.r.requests.average.toFixed(0)} req/s at ${best.conns}` : 'none'}`,
+    );
   console.log(
     `load: relevance_rps=${relevance?.requests.average.toFixed(0)} relevance_p99_ms=${relevance?.latency.p99} ` +
+      (points.length > 1 ? `relevance_rps_within_p99_${p99Goal}ms=${best ? best.r.requests.average.toFixed(0) : 0} relevance_conns=${best?.conns ?? 0} ` : '') +
       `time_rps=${time?.requests.average.toFixed(0)} time_p99_ms=${time?.latency.p99} sources_p99_under_range_ms=${sources?.latency.p99} ` +
       `queries_per_pass=${(b.queries / Math.max(1, b.passes)).toFixed(1)}`,
   );
