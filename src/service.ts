@@ -219,6 +219,8 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   // What close() closes after matching and delivery have stopped, in order. close() also saves
   // the catalog for a fast next start; a start that failed need not.
   const closeParts = async (saveCatalog: boolean) => {
+    // Searches already taken are answered first: their requests then charge and render.
+    await engine.drain();
     // Charges still being appended to the wallet log land before its connection goes.
     await billing.drain();
     await cluster?.close();

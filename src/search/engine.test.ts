@@ -511,6 +511,24 @@ describe('batching', () => {
     for (const [i, x] of s.entries()) expectRange(corpus, x.q, r[i], oracle(corpus, x.q, x.f, x.t), `query ${i} of 70`);
   });
 
+  it('drain: every query taken before it is answered (not refused as closed), later ones are refused', async () => {
+    const e = openEngine(tempDir());
+    e.append(rowsOf(corpus));
+    const s = specs().slice(0, 12);
+    // Taken, and still waiting for their turn of the event loop, when the drain begins.
+    const ranges = s.map((x) => e.range(x.q, x.t, x.f, x.cap));
+    const tops = s.map((x) => e.topk(x.q, 10, -1, x.f, 'scan'));
+    await e.drain();
+    e.close();
+    const [r, t] = await Promise.all([Promise.all(ranges), Promise.all(tops)]);
+    for (const [i, x] of s.entries()) {
+      expectRange(corpus, x.q, r[i], oracle(corpus, x.q, x.f, x.t), `drained range ${i}`);
+      expectTopK(corpus, x.q, t[i], 10, oracle(corpus, x.q, x.f), `drained top-k ${i}`);
+    }
+    await expect(e.range(s[0].q, s[0].t, {}, 1e6)).rejects.toThrow('the search engine is closed');
+    await expect(e.topk(s[0].q, 10, -1, {}, 'scan')).rejects.toThrow('the search engine is closed');
+  });
+
   it('a direct native call with 3 queries equals three single calls, caps and all', async () => {
     const e = openNative(tempDir());
     e.append(rowsOf(corpus, 0, 500));

@@ -49,6 +49,9 @@ class Batcher<S, R> {
   #queue: { query: Float32Array; spec: S; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   #inFlight = 0;
   #scheduled = false;
+  /** Set by drain: no query is taken after it. */
+  #closing = false;
+  #drained: (() => void) | null = null;
 
   constructor(
     readonly maxBatch: number,
@@ -59,6 +62,7 @@ class Batcher<S, R> {
 
   push(query: Float32Array, spec: S & { filter: NativeFilter }): Promise<R> {
     return new Promise((resolve, reject) => {
+      if (this.#closing) return reject(new Error('the search engine is closed'));
       if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError(`query must be a Float32Array of ${DIMS} floats`));
       try {
         checkFilter(spec.filter);
@@ -67,6 +71,15 @@ class Batcher<S, R> {
       }
       this.#queue.push({ query, spec, resolve, reject });
       this.#schedule();
+    });
+  }
+
+  /** Takes no more queries, and resolves once every one taken is answered. */
+  drain(): Promise<void> {
+    this.#closing = true;
+    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#drained = resolve;
     });
   }
 
@@ -104,6 +117,7 @@ class Batcher<S, R> {
       .finally(() => {
         this.#inFlight--;
         if (this.#queue.length > 0) this.#schedule();
+        else if (this.#inFlight === 0) this.#drained?.();
       });
     if (this.#queue.length > 0) this.#schedule();
   }
@@ -233,6 +247,15 @@ export class SearchEngine {
 
   saveIndex(): Promise<void> {
     return this.#engine.saveIndex();
+  }
+
+  /**
+   * Takes no more queries and resolves once those already taken are answered: a request still
+   * at work when the server closes (its client gone, so the HTTP server no longer waits for
+   * it) gets its answer instead of "the search engine is closed". Then `close`.
+   */
+  async drain(): Promise<void> {
+    await Promise.all([this.#ranges.drain(), this.#topks.drain()]);
   }
 
   close(): void {
