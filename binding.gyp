@@ -5,6 +5,8 @@
       "sources": [
         "native/addon.cc",
         "native/engine_wrap.cc",
+        "native/json_wrap.cc",
+        "native/core/json.cc",
         "native/core/kernels.cc",
         "native/core/segment.cc",
         "native/core/scan.cc",

@@ -147,6 +147,13 @@ export interface NativeAddon {
   /** GB/s read by `threads` threads (default 1) summing a buffer of `bytes`. */
   measureBandwidth(bytes: number, threads?: number): Promise<number>;
   setIsa(isa: 'auto' | 'generic' | 'avx2' | 'avx512' | 'avx512vnni' | 'amx'): string;
+  /**
+   * A JSON body's top-level `vector` of numbers, read from its bytes (`values`, as JSON.parse
+   * reads them) with where it lies (`start` at its '[', `end` past its ']'); null unless the body
+   * is an object with exactly one such member, no top-level key written with an escape, and
+   * every number finite (native/core/json.h). The rest of the body is not checked.
+   */
+  vectorMember(body: Uint8Array): { start: number; end: number; values: Float64Array } | null;
   isa: string;
   dims: number;
 }

@@ -14,6 +14,7 @@ import { authenticate } from './auth.js';
 import { docsRoutes } from './docs.js';
 import { doorOptions, limitConnections, onRefusedSocket } from './door.js';
 import { errorHandler, toAppError } from './error-handler.js';
+import { parseJsonBody } from './json-body.js';
 import { meteringHooks } from './metering-hooks.js';
 import { documentRoutes, swaggerOptions } from './openapi.js';
 import { BODY_AJV, LazyCompilers, splitValidator } from './validation.js';
@@ -78,11 +79,9 @@ export async function buildApp(service: Service): Promise<FastifyInstance> {
   // JSON bodies: an empty body is the empty request; malformed JSON is our 400, not Fastify's.
   // Fastify's own text/plain parser goes too: JSON sent as text is 415, as the README says.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-    const text = raw as string;
-    if (text.trim() === '') return done(null, undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, raw, done) => {
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(raw as Buffer));
     } catch (e) {
       done(new AppError('bad_request', `body is not valid JSON: ${(e as Error).message}`), undefined);
     }

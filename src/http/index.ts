@@ -1,1 +1,2 @@
 export { buildApp } from './app.js';
+export { parseJsonBody } from './json-body.js';

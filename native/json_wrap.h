@@ -1,0 +1,5 @@
+// N-API glue for nm::vector_member (core/json.h).
+#pragma once
+#include <napi.h>
+
+Napi::Value VectorMember(const Napi::CallbackInfo& info);
