@@ -518,7 +518,8 @@ describe('batching', () => {
     // Taken, and still waiting for their turn of the event loop, when the drain begins.
     const ranges = s.map((x) => e.range(x.q, x.t, x.f, x.cap));
     const tops = s.map((x) => e.topk(x.q, 10, -1, x.f, 'scan'));
-    await e.drain();
+    // Asked twice (two closers): both wait.
+    await Promise.all([e.drain(), e.drain()]);
     e.close();
     const [r, t] = await Promise.all([Promise.all(ranges), Promise.all(tops)]);
     for (const [i, x] of s.entries()) {

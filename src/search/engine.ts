@@ -52,6 +52,7 @@ class Batcher<S, R> {
   /** Set by drain: no query is taken after it. */
   #closing = false;
   #drained: (() => void) | null = null;
+  #drain: Promise<void> | null = null;
 
   constructor(
     readonly maxBatch: number,
@@ -77,10 +78,13 @@ class Batcher<S, R> {
   /** Takes no more queries, and resolves once every one taken is answered. */
   drain(): Promise<void> {
     this.#closing = true;
-    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#drained = resolve;
-    });
+    this.#drain ??=
+      this.#queue.length === 0 && this.#inFlight === 0
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            this.#drained = resolve;
+          });
+    return this.#drain;
   }
 
   #schedule(): void {
