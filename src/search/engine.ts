@@ -49,10 +49,9 @@ class Batcher<S, R> {
   #queue: { query: Float32Array; spec: S; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   #inFlight = 0;
   #scheduled = false;
-  /** Set by drain: no query is taken after it. */
-  #closing = false;
-  #drained: (() => void) | null = null;
+  /** Set by drain: no query is taken once it is. */
   #drain: Promise<void> | null = null;
+  #drained: (() => void) | null = null;
 
   constructor(
     readonly maxBatch: number,
@@ -63,7 +62,7 @@ class Batcher<S, R> {
 
   push(query: Float32Array, spec: S & { filter: NativeFilter }): Promise<R> {
     return new Promise((resolve, reject) => {
-      if (this.#closing) return reject(new Error('the search engine is closed'));
+      if (this.#drain) return reject(new Error('the search engine is closed'));
       if (!(query instanceof Float32Array) || query.length !== DIMS) return reject(new RangeError(`query must be a Float32Array of ${DIMS} floats`));
       try {
         checkFilter(spec.filter);
@@ -77,7 +76,6 @@ class Batcher<S, R> {
 
   /** Takes no more queries, and resolves once every one taken is answered. */
   drain(): Promise<void> {
-    this.#closing = true;
     this.#drain ??=
       this.#queue.length === 0 && this.#inFlight === 0
         ? Promise.resolve()
