@@ -21,7 +21,7 @@
  *
  * Prints a table (req/s, p50, p99, and the server's event-loop delay p99) whose last column
  * is req/s relative to the baseline row, then one line `load: ...`. BENCH_CPU_PROF=<dir> writes
- * the server's V8 CPU profile there.
+ * the server's V8 CPU profile there; RENDERED_MEMORY_MB (the server's setting, e.g. 0) is passed on.
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,9 @@ interface Ready {
 if (process.argv[2] === 'serve') {
   // The child: serve the corpus, hand back the port, a key and the query bodies.
   const t0 = performance.now();
-  const service = await openService(benchConfig(dir));
+  // RENDERED_MEMORY_MB=0 serves without the in-memory copy of the rendered articles, to compare.
+  const mirror = process.env.RENDERED_MEMORY_MB;
+  const service = await openService(benchConfig(dir, mirror === undefined ? {} : { RENDERED_MEMORY_MB: mirror }));
   const app = await buildApp(service);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const openMs = performance.now() - t0;

@@ -259,6 +259,12 @@ export const settings = {
     parse: int(0, 1_000_000),
     doc: 'Result sets of `order=time` vector queries kept for their following pages (LRU).',
   },
+  renderedMemoryMb: {
+    env: 'RENDERED_MEMORY_MB',
+    default: 512,
+    parse: int(0, 1_048_576),
+    doc: 'Memory for a copy of the stored articles as match responses show them (about 110 MB a million chunks), so a response reads no LMDB page; what does not fit is read from LMDB. 0: none.',
+  },
   indexMinChunks: {
     env: 'INDEX_MIN_CHUNKS',
     default: 65_536,

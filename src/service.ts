@@ -91,6 +91,14 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
     if (done === total || done % 100_000 === 0) log.info(`rendering stored articles as JSON for responses: ${done} of ${total} revisions`);
   });
   if (rendered > 0) log.info(`rendered ${rendered} stored articles as JSON`);
+  if (config.renderedMemoryMb > 0) {
+    const t0 = performance.now();
+    store.mirrorRendered(config.renderedMemoryMb * 2 ** 20).then(
+      ({ count, bytes }) =>
+        log.info(`${count} articles as responses show them kept in memory (${Math.round(bytes / 2 ** 20)} MB) in ${Math.round(performance.now() - t0)} ms`),
+      (e: unknown) => log.warn(`articles are read from LMDB only: copying them into memory failed: ${(e as Error).message}`),
+    );
+  }
   let cluster: Cluster | null = null;
   if (config.clusterNatsUrls.length > 0) {
     try {

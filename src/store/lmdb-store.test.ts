@@ -115,3 +115,76 @@ describe('rendered: each revision as a response shows it, rendered once when sto
     expect(s.renderArticles()).toBe(0);
   });
 });
+
+describe('the rendered mirror: the rendered revisions kept in memory as well', () => {
+  const rawOf = (s: Store) => s.root.openDB({ name: 'rendered', encoding: 'binary', keyEncoding: 'uint32' });
+  /** Overwrites what LMDB holds for `ord`, so a read that still answers as before came from the mirror. */
+  const scribble = (s: Store, ord: number) => {
+    const raw = rawOf(s);
+    const b = Buffer.from(raw.get(ord)!);
+    b.write('{"id":"scribbled"}', 12 + 4 * b.readUInt32LE(8));
+    b.writeUInt32LE('{"id":"scribbled"}'.length, 0);
+    raw.putSync(ord, b);
+  };
+  const idOf = (s: Store, ord: number) => parse(renderedOf(s, ord, null)!.article).id;
+
+  it('is filled by a thread, answers as LMDB does, copies new revisions as they are read and re-reads one given chunks', async () => {
+    const s = openStore();
+    s.writeRevisions([rev(0), rev(1), rev(2), rev(3, { chunks: [] }), rev(4, { chunks: [] })]);
+    const ids = [0, 1, 2, 3, 4].map((ord) => idOf(s, ord));
+    expect(await s.mirrorRendered(2 ** 30, 0)).toEqual({ count: 5, bytes: 4 * 2 ** 20 });
+    expectRendered(s);
+    for (const ord of [0, 2, 3]) scribble(s, ord);
+    expect([0, 2, 3].map((ord) => idOf(s, ord))).toEqual([ids[0], ids[2], ids[3]]);
+    // Written after the fill: copied at its first read.
+    s.writeRevisions([rev(5)]);
+    const id5 = idOf(s, 5);
+    scribble(s, 5);
+    expect(idOf(s, 5)).toBe(id5);
+    // Given chunks here: the copy is dropped, the chunks are shown.
+    s.attachChunks([{ ord: 3, chunks: [{ text: 'late 3', vector: unit(3) }] }]);
+    const label3 = s.revisions.get(3)!.labelStart;
+    expect(parse(renderedOf(s, 3, label3)!.chunk)).toBe('late 3');
+    // Given chunks by another process (another Store of the same files: no drop reaches this
+    // mirror): its stale copy has no chunks, so the asked label sends the read back to LMDB.
+    const other = openStore(s.path);
+    other.attachChunks([{ ord: 4, chunks: [{ text: 'late 4', vector: unit(4) }] }]);
+    s.refresh();
+    const label4 = s.revisions.get(4)!.labelStart;
+    expect(parse(renderedOf(s, 4, label4)!.chunk)).toBe('late 4');
+    expectRendered(s);
+  });
+
+  it('stops at its cap, newest first, and the rest is read from LMDB', async () => {
+    const s = openStore();
+    // ~56 KB each: 150 of them fill two 4 MiB arenas and more.
+    s.writeRevisions(Array.from({ length: 150 }, (_, i) => rev(i, { body: `b${i} ${'x'.repeat(56_000)}` })));
+    const { count, bytes } = await s.mirrorRendered(8 * 2 ** 20, 0);
+    expect(bytes).toBe(8 * 2 ** 20);
+    expect(count).toBeGreaterThan(100);
+    expect(count).toBeLessThan(150);
+    const ids = Array.from({ length: 150 }, (_, ord) => idOf(s, ord));
+    for (let ord = 0; ord < 150; ord++) scribble(s, ord);
+    const fromMemory = ids.map((id, ord) => idOf(s, ord) === id);
+    // The newest `count` revisions were copied; the oldest, past the cap, are read (scribbled) from LMDB.
+    expect(fromMemory).toEqual(Array.from({ length: 150 }, (_, ord) => ord >= 150 - count));
+  });
+
+  it('a store closed while its mirror fills closes, the fill stopped', async () => {
+    const s = openStore();
+    s.writeRevisions(Array.from({ length: 300 }, (_, i) => rev(i)));
+    const filled = s.mirrorRendered(2 ** 30, 0);
+    await s.close();
+    stores.splice(stores.indexOf(s), 1);
+    await expect(filled).resolves.toMatchObject({ bytes: expect.any(Number) });
+  });
+
+  it('a small store is copied only as it is read', async () => {
+    const s = openStore();
+    s.writeRevisions([rev(0), rev(1)]);
+    expect(await s.mirrorRendered(2 ** 30)).toEqual({ count: 0, bytes: 0 });
+    const id = idOf(s, 1);
+    scribble(s, 1);
+    expect(idOf(s, 1)).toBe(id);
+  });
+});

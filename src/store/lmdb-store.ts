@@ -23,9 +23,13 @@
  * it labels past every label so far, so labels stay dense and the engine only ever appends.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { MessageChannel } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { Piscina } from 'piscina';
 import { DIMS } from '../dims.js';
 import { formatTime } from '../time.js';
+import { workerFile } from '../worker-file.js';
+import { type FillTask, type MirrorArena, RenderedMirror } from './rendered-mirror.js';
 
 export interface RevisionRecord {
   id: string;
@@ -120,6 +124,12 @@ function piecesOf(b: Buffer, label: number | null): Rendered | undefined {
   for (let j = 0; j < i; j++) pos += b.readUInt32LE(12 + 4 * j);
   return { article, chunk: b.subarray(pos, pos + b.readUInt32LE(12 + 4 * i)) };
 }
+
+/**
+ * Fewer revisions than this are not copied into the mirror by a thread, only as they are read:
+ * a small store's pages stay in the CPU's caches anyway, and the thread's start costs more.
+ */
+const FILL_MIN_REVISIONS = 20_000;
 
 /** Meta key set once every revision is `rendered` (stores written before it existed are filled at open). */
 const RENDERED_DONE = 'renderedDone';
@@ -217,6 +227,8 @@ export class Store {
   readonly sources: Database<SourceRecord, string>;
   readonly unembedded: Database<true, number>;
   readonly #rendered: Database<Buffer, number>;
+  #mirror: RenderedMirror | null = null;
+  #fill: { stop: Int32Array; done: Promise<unknown> } | null = null;
 
   constructor(readonly path: string) {
     this.root = open({ path, maxDbs: 64, mapSize: 2 ** 34 });
@@ -240,16 +252,72 @@ export class Store {
    * as rendered when stored. A revision a store of an older version wrote, before
    * `renderArticles` filled it in, is rendered here from its records. The pieces may view
    * lmdb-js's read buffer, valid until this store's next read: copy them before another (a
-   * response's 50 reads then allocate nothing, which kept the garbage collector busy).
+   * response's 50 reads then allocate nothing, which kept the garbage collector busy). With a
+   * mirror (`mirrorRendered`) they are read from memory where it has them.
    */
   rendered(ord: number, label: number | null): Rendered | undefined {
+    const mirror = this.#mirror;
+    if (mirror) {
+      const mirrored = mirror.get(ord);
+      const pieces = mirrored && piecesOf(mirrored, label);
+      if (pieces) return pieces;
+      // Copied before the revision had chunks (attached since by another process): read it again.
+      if (mirrored && mirrored.readUInt32LE(8) === 0) mirror.drop(ord);
+    }
     const stored = this.#rendered.getBinaryFast(ord);
     const pieces = stored && piecesOf(stored, label);
-    if (pieces) return pieces;
+    if (pieces) {
+      mirror?.put(ord, stored);
+      return pieces;
+    }
     const rev = this.revisions.get(ord);
     if (!rev) return undefined;
     const article = articleBytes(rev, this.#sourceName(rev.sourceId));
     return { article, chunk: label === null ? null : Buffer.from(JSON.stringify(this.chunks.get(label)?.text ?? null)) };
+  }
+
+  /** The rendered revisions, newest first (rendered-fill-worker.ts). */
+  *renderedNewestFirst(): Iterable<{ key: number; value: Buffer }> {
+    let last = -1;
+    for (const entry of this.#rendered.getRange({ reverse: true })) {
+      last = entry.key;
+      yield entry;
+    }
+    // lmdb-js's reverse range over uint32 keys ends above key 0 (its open end reads as 0, exclusive).
+    const first = last === 0 ? undefined : this.#rendered.getBinary(0);
+    if (first) yield { key: 0, value: first };
+  }
+
+  /**
+   * Keeps the rendered revisions in memory as well, up to `capBytes` (rendered-mirror.ts): a
+   * revision is copied in as it is read, and where the store holds `minToFill` revisions or
+   * more a thread copies them all in, newest first. Resolves when that thread is done (at
+   * once without one), with what the mirror holds.
+   */
+  mirrorRendered(capBytes: number, minToFill = FILL_MIN_REVISIONS): Promise<{ count: number; bytes: number }> {
+    if (this.#mirror) throw new Error('the rendered revisions are mirrored already');
+    const mirror = new RenderedMirror(capBytes);
+    this.#mirror = mirror;
+    if (this.nextOrd() < minToFill) return Promise.resolve({ count: 0, bytes: 0 });
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const { port1, port2 } = new MessageChannel();
+    const arrived = new Promise<void>((resolve) => {
+      port1.on('message', (arena: MirrorArena | null) => {
+        if (arena) mirror.adopt(arena);
+        else resolve();
+      });
+    });
+    const pool = new Piscina({ ...workerFile(import.meta.url, 'rendered-fill-worker'), minThreads: 0, maxThreads: 1 });
+    const task: FillTask = { path: this.path, capBytes, stop, port: port2 };
+    // The arenas travel on their own port: the task's end can overtake them, the null cannot.
+    const done = Promise.all([pool.run(task, { transferList: [port2] }), arrived])
+      .then(() => ({ count: mirror.count, bytes: mirror.bytes }))
+      .finally(async () => {
+        port1.close();
+        await pool.destroy();
+      });
+    this.#fill = { stop, done };
+    return done;
   }
 
   /**
@@ -442,6 +510,7 @@ export class Store {
         const attached = { ...rev, labelStart: nextLabel, labelCount: chunks.length };
         this.revisions.putSync(ord, attached);
         this.#rendered.putSync(ord, render(attached, this.#sourceName(rev.sourceId), texts));
+        this.#mirror?.drop(ord);
         this.unembedded.removeSync(ord);
         nextLabel += chunks.length;
         done.push(ord);
@@ -494,6 +563,10 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    if (this.#fill) {
+      Atomics.store(this.#fill.stop, 0, 1);
+      await this.#fill.done.catch(() => {});
+    }
     await this.root.flushed;
     await this.root.close();
   }
