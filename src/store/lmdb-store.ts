@@ -276,6 +276,11 @@ export class Store {
     return { article, chunk: label === null ? null : Buffer.from(JSON.stringify(this.chunks.get(label)?.text ?? null)) };
   }
 
+  /** What the in-memory copy of the rendered revisions holds; null without one (`mirrorRendered`). */
+  mirrored(): { count: number; bytes: number } | null {
+    return this.#mirror && { count: this.#mirror.count, bytes: this.#mirror.bytes };
+  }
+
   /** The rendered revisions, newest first (rendered-fill-worker.ts). */
   *renderedNewestFirst(): Iterable<{ key: number; value: Buffer }> {
     let last = -1;
