@@ -98,6 +98,7 @@ if (process.argv[2] === 'serve') {
         loopMs: loop.utilization * wall,
         plans: service.search.plans,
         batches: service.engine.batches,
+        rendered: service.store.mirrored(),
       });
     } else if (m === 'close') {
       void app
@@ -188,7 +189,7 @@ if (process.argv[2] === 'serve') {
     },
     'mixed',
   );
-  const final = await ask<{ plans: unknown; batches: { passes: number; queries: number } }>('report');
+  const final = await ask<{ plans: unknown; batches: { passes: number; queries: number }; rendered: { count: number; bytes: number } | null }>('report');
   await ask('close').catch(() => undefined);
 
   const base0 = rows[0]?.r.requests.average ?? 1;
@@ -207,7 +208,10 @@ if (process.argv[2] === 'serve') {
   if (rangeUnderSources) console.log(`(order=time beside it: ${rangeUnderSources.requests.average.toFixed(0)} req/s, p99 ${rangeUnderSources.latency.p99} ms)`);
   const b = final.batches;
   console.log(
-    `server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass)`,
+    `server: plans ${JSON.stringify(final.plans)}, range passes ${b.passes} for ${b.queries} queries (${(b.queries / Math.max(1, b.passes)).toFixed(1)} a pass), ` +
+      (final.rendered
+        ? `${final.rendered.count} rendered articles in memory (${Math.round(final.rendered.bytes / 2 ** 20)} MB)`
+        : 'rendered articles read from LMDB'),
   );
   if (points.length > 1)
     console.log(
