@@ -14,7 +14,8 @@
  *   timeFirst   [event_time, id] → ord                                   (first revisions only)
  *   sources     name → SourceRecord
  *   unembedded  ord → true                                               (revisions stored without vectors, to embed)
- *   rendered    ord → the revision as a response shows it, JSON (binary)     (its ArticleFields and chunk texts: `Rendered`)
+ *   rendered    ord → the revision as a response shows it, JSON (binary)     (its ArticleFields and chunk texts: `Rendered`;
+ *                                                                        the service keeps a copy in memory: rendered-mirror.ts)
  *
  * The folders with records of their own open their databases on `root` themselves (platform/:
  * keys.ts, journal.ts; jobs/, ingest/).
