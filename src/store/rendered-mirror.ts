@@ -100,13 +100,9 @@ export class RenderedMirror {
     this.count--;
   }
 
-  /** Whether another arena fits under the cap. */
-  room(): boolean {
-    return this.bytes + ARENA_BYTES <= this.capBytes;
-  }
-
+  /** Adds an arena, if another fits under the cap. */
   #addArena(b: Buffer): boolean {
-    if (!this.room()) return false;
+    if (this.bytes + ARENA_BYTES > this.capBytes) return false;
     this.#arenas.push(b);
     this.bytes += ARENA_BYTES;
     return true;
