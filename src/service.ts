@@ -94,8 +94,11 @@ export async function openService(config: Config, opts: { log?: Logger; clock?: 
   if (config.renderedMemoryMb > 0) {
     const t0 = performance.now();
     store.mirrorRendered(config.renderedMemoryMb * 2 ** 20).then(
-      ({ count, bytes }) =>
-        log.info(`${count} articles as responses show them kept in memory (${Math.round(bytes / 2 ** 20)} MB) in ${Math.round(performance.now() - t0)} ms`),
+      ({ count, bytes }) => {
+        // A small store gets no copying thread (Store.mirrorRendered): nothing to tell.
+        if (count > 0)
+          log.info(`${count} articles as responses show them kept in memory (${Math.round(bytes / 2 ** 20)} MB) in ${Math.round(performance.now() - t0)} ms`);
+      },
       (e: unknown) => log.warn(`articles are read from LMDB only: copying them into memory failed: ${(e as Error).message}`),
     );
   }
