@@ -45,9 +45,8 @@ export class RenderedMirror {
   #pos = new Float64Array(0);
   /** Value length by ord; 0: not mirrored. */
   #len = new Uint32Array(0);
-  /** The arena `put` copies into (adopted ones come full), its index and bytes used. */
-  #tail: Buffer | null = null;
-  #tailIndex = 0;
+  /** The arena `put` copies into (adopted ones come full): its index (-1: none yet) and bytes used. */
+  #tail = -1;
   #tailUsed = 0;
 
   constructor(capBytes: number) {
@@ -71,15 +70,14 @@ export class RenderedMirror {
   put(ord: number, value: Uint8Array): void {
     const n = value.length;
     if (n === 0 || n > MAX_VALUE_BYTES || this.has(ord)) return;
-    if (this.#tail === null || this.#tailUsed + n > ARENA_BYTES) {
+    if (this.#tail < 0 || this.#tailUsed + n > ARENA_BYTES) {
       if (!this.#addArena(Buffer.allocUnsafeSlow(ARENA_BYTES))) return;
-      this.#tailIndex = this.#arenas.length - 1;
-      this.#tail = this.#arenas[this.#tailIndex];
+      this.#tail = this.#arenas.length - 1;
       this.#tailUsed = 0;
     }
     // A view of `n` bytes: lmdb-js's fast reads return its whole read buffer with `length` set to the value's.
-    this.#tail.set(value.subarray(0, n), this.#tailUsed);
-    this.#set(ord, this.#tailIndex * ARENA_BYTES + this.#tailUsed, n);
+    this.#arenas[this.#tail].set(value.subarray(0, n), this.#tailUsed);
+    this.#set(ord, this.#tail * ARENA_BYTES + this.#tailUsed, n);
     this.#tailUsed += n;
   }
 
